@@ -1,0 +1,166 @@
+"""JavaScript string semantics in Python: the one place that knows how the reference
+implementation (Node) measures, encodes and serialises text.
+
+A JavaScript string is a sequence of UTF-16 code units and may hold lone surrogates.
+A Python ``str`` can hold the same values, but it can also hold a high and a low
+surrogate as two separate code points where JavaScript would see one pair. Every
+function here first brings text to the *canonical* form (pairs combined, lone
+surrogates kept) so that lengths, slices and bytes agree with Node exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    """True when ``text`` holds any surrogate code point (paired or lone)."""
+    if text.isascii():
+        return False
+    return _SURROGATE.search(text) is not None
+
+
+def js_normalize(text: str) -> str:
+    """Combine adjacent high+low surrogates into one code point, as a JS string would."""
+    if not has_surrogates(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def js_utf8(text: str) -> bytes:
+    """UTF-8 bytes as Node writes them: each lone surrogate becomes U+FFFD (3 bytes)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return fixed.encode("utf-8")
+
+
+def utf8_len(text: str) -> int:
+    """``Buffer.byteLength(text, 'utf8')``."""
+    if text.isascii():
+        return len(text)
+    return len(js_utf8(text))
+
+
+def utf16_units(text: str) -> list[int]:
+    """The UTF-16 code units of ``text`` (what ``charCodeAt`` walks over)."""
+    raw = text.encode("utf-16-le", "surrogatepass")
+    return [raw[i] | (raw[i + 1] << 8) for i in range(0, len(raw), 2)]
+
+
+def lone_surrogate_count(text: str) -> int:
+    """How many lone surrogates ``text`` holds once pairs are combined."""
+    if not has_surrogates(text):
+        return 0
+    return len(_SURROGATE.findall(js_normalize(text)))
+
+
+def _escape_lone(match: re.Match[str]) -> str:
+    return "\\u%04x" % ord(match.group(0))
+
+
+def _finish_js_json(out: str) -> str:
+    # json.dumps(ensure_ascii=False) leaves surrogates raw; JSON.stringify writes each
+    # lone surrogate as a lowercase \\udXXX escape and keeps pairs literal.
+    if not has_surrogates(out):
+        return out
+    return _SURROGATE.sub(_escape_lone, js_normalize(out))
+
+
+def js_json_string(text: str) -> str:
+    """``JSON.stringify(text)`` for a string, exactly."""
+    try:
+        return orjson.dumps(text).decode("utf-8")
+    except TypeError:
+        # orjson refuses lone surrogates; the stdlib encoder escapes the same set of
+        # controls with the same spelling, so only the surrogates need fixing.
+        return _finish_js_json(json.dumps(text, ensure_ascii=False))
+
+
+def js_stringify(value: Any, indent: int | None = None) -> str:
+    """``JSON.stringify(value, null, indent)`` for JSON-shaped values (str keys, ints)."""
+    if indent is None:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except TypeError:
+            out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    else:
+        out = json.dumps(value, ensure_ascii=False, indent=indent)
+    return _finish_js_json(out)
+
+
+def tag_safe_json(value: Any) -> str:
+    """Compact JSON with every ``<`` written as ``\\u003c`` (the reference's tag-safe form)."""
+    return js_stringify(value).replace("<", "\\u003c")
+
+
+def loads_exact(data: bytes | str) -> Any:
+    """Parse JSON keeping lone surrogates: orjson on the fast path, stdlib where it refuses.
+
+    Strings that came back through the fallback are normalised so that two escaped
+    halves of a pair become one code point, as in JavaScript.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+        return _normalize_tree(json.loads(text))
+
+
+def _normalize_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return js_normalize(value)
+    if isinstance(value, list):
+        return [_normalize_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {js_normalize(k): _normalize_tree(v) for k, v in value.items()}
+    return value
+
+
+def code_point_slices(text: str, size: int = 64) -> list[str]:
+    """JavaScript ``text.matchAll(/[\\s\\S]{1,size}/gu)``: slices of ``size`` code points."""
+    text = js_normalize(text)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def visible(text: str) -> str:
+    """Make controls and lone surrogates visible for display; never interpreted.
+
+    C0 controls map to the Unicode control pictures (``␀``, ``␛``...), a lone CR to
+    ``⏎``, DEL to ``␡``, C1 controls and bidi/format controls to ``⟨U+XXXX⟩``, and a
+    lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are.
+    """
+    out: list[str] = []
+    for ch in js_normalize(text):
+        cp = ord(ch)
+        if ch in "\n\t":
+            out.append(ch)
+        elif ch == "\r":
+            out.append("⏎")
+        elif cp < 0x20:
+            out.append(chr(0x2400 + cp))
+        elif cp == 0x7F:
+            out.append("␡")
+        elif 0x80 <= cp < 0xA0 or cp in _FORMAT_CONTROLS:
+            out.append("⟨U+%04X⟩" % cp)
+        elif 0xD800 <= cp <= 0xDFFF:
+            out.append("⟨lone U+%04X⟩" % cp)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# Bidi overrides/isolates, line/paragraph separators and the BOM reorder or hide text
+# on a terminal, so they are shown by name.
+_FORMAT_CONTROLS = frozenset(
+    [0x200E, 0x200F, 0x2028, 0x2029, 0xFEFF, 0x061C]
+    + list(range(0x202A, 0x202F))
+    + list(range(0x2066, 0x206A))
+)
