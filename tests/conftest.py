@@ -1,0 +1,71 @@
+"""Shared test helpers: where the upstream fixtures live and how to rebase their locators."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _find_fixtures() -> Path:
+    env = os.environ.get("SPILLSCOPE_UPSTREAM_FIXTURES")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO / "tests" / "fixtures" / "upstream", REPO.parent / "shared" / "fixtures" / "upstream"]
+    for c in candidates:
+        if (c / "manifest.json").is_file():
+            return c
+    raise RuntimeError("upstream fixtures not found")
+
+
+UPSTREAM = _find_fixtures()
+
+
+@pytest.fixture(scope="session")
+def manifest() -> dict[str, Any]:
+    return json.loads((UPSTREAM / "manifest.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="session")
+def vectors() -> dict[str, Any]:
+    return json.loads((UPSTREAM / "vectors.json").read_text("utf-8"))
+
+
+@pytest.fixture
+def same_length_root():
+    """A fresh root whose absolute path is as long as the upstream one (/tmp/dsh-spill-XXXXXX),
+    so previews computed against it have the same byte budget as upstream's."""
+    while True:
+        root = Path("/tmp/dsh-spill-" + secrets.token_hex(3))
+        try:
+            root.mkdir(mode=0o700)
+            break
+        except FileExistsError:
+            continue
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def upstream_copy(tmp_path: Path, manifest: dict[str, Any]) -> tuple[Path, Path]:
+    """A writable copy of the upstream spill root and session logs, with the logged
+    locators rewritten onto the copy (same rule as fixtures/README: rebase onto spill-root/)."""
+    root = tmp_path / "spill-root"
+    logs = tmp_path / "sessions"
+    shutil.copytree(UPSTREAM / "spill-root", root)
+    shutil.copytree(UPSTREAM / "sessions", logs)
+    original = manifest["spillRoot"]["originalRoot"]
+    for log in logs.rglob("session*.jsonl"):
+        data = log.read_bytes()
+        log.write_bytes(data.replace(original.encode(), str(root).encode()))
+    for d in [root, *root.iterdir()]:
+        d.chmod(0o700)
+    for f in root.rglob("*.txt"):
+        f.chmod(0o600)
+    return root, logs
