@@ -1,0 +1,210 @@
+"""Preparing a cross-session reference (FORMAT.md §5).
+
+:func:`prepare` captures each referenced session once, retains it into the byte
+budget, saves the full transcript only for truncated references, and returns the
+durable :class:`ReferenceMessage`. It publishes nothing itself; if its task is
+cancelled at any await — also after a save has completed — it raises
+:class:`asyncio.CancelledError` and returns no message (the artifact stays on disk,
+governed by expiry, exactly as upstream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
+
+from ..sessionlog import LOG_NAMES, SessionCapture, capture_log
+from ..spill.local import encode_segment
+from ..spill.types import SaveTextSpill, SessionReferenceSource, SpillOwner, SpillStore
+from .constants import MAX_REFERENCES, transcript_name
+from .message import ReferenceMessage, render_reference_text
+from .projection import project
+from .retention import RetainedReference, retain_reference
+from .transcript import render_transcript
+
+
+class SessionReferenceError(ValueError):
+    """Invalid references (self-reference, too many), unreadable sources, or budget overflow."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ReferenceInput:
+    session_id: str
+    label: str | None = None
+
+
+class SessionSource(Protocol):
+    async def capture(self, session_id: str) -> SessionCapture: ...
+
+
+class LogDirectorySource:
+    """Captures sessions from a logs root in the §4 layout."""
+
+    def __init__(self, logs_root: str | os.PathLike[str]) -> None:
+        self.root = Path(logs_root)
+
+    def find(self, session_id: str) -> Path | None:
+        segment = encode_segment(session_id)
+        for project_dir in sorted(self.root.iterdir()):
+            session_dir = project_dir / segment
+            for name in LOG_NAMES:
+                for candidate in (session_dir / (name + ".zstd"), session_dir / name):
+                    if candidate.is_file():
+                        return candidate
+        return None
+
+    async def capture(self, session_id: str) -> SessionCapture:
+        path = await asyncio.to_thread(self.find, session_id)
+        if path is None:
+            raise FileNotFoundError(f"no log for session {session_id!r}")
+        return await asyncio.to_thread(capture_log, path)
+
+
+class CaptureSource:
+    """Serves pre-made captures (tests, replays of recorded sources)."""
+
+    def __init__(self, captures: Mapping[str, SessionCapture]) -> None:
+        self.captures = dict(captures)
+
+    async def capture(self, session_id: str) -> SessionCapture:
+        try:
+            return self.captures[session_id]
+        except KeyError:
+            raise FileNotFoundError(f"no capture for session {session_id!r}") from None
+
+
+def normalize_references(
+    target_id: str, references: Sequence[ReferenceInput | tuple[str, str | None] | Mapping[str, Any]], max_references: int
+) -> list[tuple[str, str]]:
+    """Dedupe by session id (first label wins); refuse self-references and too many."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for ref in references:
+        if isinstance(ref, ReferenceInput):
+            sid, label = ref.session_id, ref.label
+        elif isinstance(ref, tuple):
+            sid, label = ref
+        elif isinstance(ref, Mapping):
+            sid, label = ref.get("sessionId"), ref.get("label")
+        else:
+            raise SessionReferenceError("session reference must be an object", "SESSION_REFERENCE_INVALID_REFERENCE")
+        if not isinstance(sid, str) or (label is not None and not isinstance(label, str)):
+            raise SessionReferenceError(
+                "session reference must contain a string sessionId and optional string label",
+                "SESSION_REFERENCE_INVALID_REFERENCE",
+            )
+        if sid == target_id:
+            raise SessionReferenceError(f"session {target_id!r} cannot reference itself", "SESSION_REFERENCE_SELF_REFERENCE")
+        if sid in seen:
+            continue
+        seen.add(sid)
+        out.append((sid, label if label is not None else sid))
+    if len(out) > max_references:
+        raise SessionReferenceError(
+            f"a message may reference at most {max_references} sessions", "SESSION_REFERENCE_TOO_MANY"
+        )
+    return out
+
+
+def retain_capture(capture: SessionCapture, label: str, max_bytes: int) -> RetainedReference:
+    return retain_reference(
+        capture.header.session_id,
+        label,
+        capture.header.cwd,
+        capture.captured_through_seq,
+        project(capture.events),
+        max_bytes,
+    )
+
+
+async def _omission(
+    store: SpillStore | None, owner: str, retained: RetainedReference, version: int, index: int
+) -> dict[str, Any] | None:
+    if not retained.stats.truncated:
+        return None
+    snapshot: dict[str, Any]
+    if store is None:
+        snapshot = {"status": "unavailable", "reason": "storage-not-configured"}
+    else:
+        request = SaveTextSpill(
+            SpillOwner(owner),
+            SessionReferenceSource(retained.full_data["sessionId"], retained.full_data["label"]),
+            transcript_name(index),
+            render_transcript(retained.full_data, version),
+        )
+        try:
+            ref = await store.save_text(request)
+            snapshot = {"status": "saved", **ref.to_json()}
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # A failed save cannot turn an incomplete preview into a claimed full snapshot.
+            snapshot = {"status": "unavailable", "reason": "save-failed"}
+    return {
+        "sessionId": retained.full_data["sessionId"],
+        "capturedThroughSeq": retained.full_data["capturedThroughSeq"],
+        "omittedMessages": retained.stats.omitted_messages,
+        "omittedBytes": retained.stats.omitted_bytes,
+        "fullSnapshot": snapshot,
+    }
+
+
+async def prepare(
+    target_session_id: str,
+    references: Sequence[ReferenceInput | tuple[str, str | None] | Mapping[str, Any]],
+    *,
+    source: SessionSource,
+    max_reference_bytes: int,
+    store: SpillStore | None = None,
+    max_references: int = MAX_REFERENCES,
+) -> ReferenceMessage | None:
+    """The durable reference message for ``references``, or ``None`` when there are none."""
+    if isinstance(max_reference_bytes, bool) or not isinstance(max_reference_bytes, int) or max_reference_bytes <= 0:
+        raise SessionReferenceError("maxReferenceBytes must be a positive safe integer", "SESSION_REFERENCE_INVALID_CONFIG")
+    inputs = normalize_references(target_session_id, references, max_references)
+    if not inputs:
+        return None
+    try:
+        captures = await asyncio.gather(*(source.capture(sid) for sid, _ in inputs))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise SessionReferenceError(f"failed to read referenced session: {exc}", "SESSION_REFERENCE_READ_FAILED") from exc
+    rendered: list[tuple[RetainedReference, int]] = []
+    for capture, (_, label) in zip(captures, inputs):
+        try:
+            rendered.append((retain_capture(capture, label, max_reference_bytes), capture.header.version))
+        except ValueError as exc:
+            raise SessionReferenceError(str(exc), "SESSION_REFERENCE_BUDGET_EXCEEDED") from exc
+    omissions = await asyncio.gather(
+        *(_omission(store, target_session_id, r, v, i) for i, (r, v) in enumerate(rendered))
+    )
+    # A cancellation that arrived while the saves were finishing is honoured here:
+    # nothing is published, even though the artifacts were written.
+    await asyncio.sleep(0)
+    notices = [n for n in omissions if n is not None]
+    preview = [r.data for r, _ in rendered]
+    source_meta = {
+        "kind": "session-reference",
+        "form": "recall",
+        "version": 1,
+        "references": [
+            {
+                "sessionId": r.data["sessionId"],
+                "label": r.data["label"],
+                "capturedFormatVersion": v,
+                "capturedThroughSeq": r.data["capturedThroughSeq"],
+                **r.stats.to_json(),
+                "inputIndex": i,
+            }
+            for i, (r, v) in enumerate(rendered)
+        ],
+    }
+    return ReferenceMessage(render_reference_text(preview, notices), source_meta, preview, notices)

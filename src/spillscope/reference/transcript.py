@@ -1,0 +1,553 @@
+"""The transcript artifact (FORMAT.md §6): the writer, a streaming reader and a lazy index.
+
+* :func:`render_transcript` is byte-identical to the reference writer.
+* :func:`iter_transcript` is a streaming parser: it yields the metadata, then each
+  message's start, fragments and end, and raises :class:`TranscriptError`
+  (``file:line: reason``) for a malformed file. A file cut off mid-write is not an
+  error: the stream ends with an :class:`Incomplete` event.
+* :func:`read_transcript` collects the stream into exact texts.
+* :class:`TranscriptIndex` records, in one pass, where each message and every 128th
+  fragment start, so any code point offset of a huge message is reached with ``pread``
+  without decoding what comes before it. Its memory is proportional to the index.
+
+Fragments are parsed with orjson and, where orjson refuses (lone surrogates as
+``\\udXXX``), with the stdlib parser; a pair split across fragments is joined the way
+JavaScript string concatenation would join it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator, Union
+
+import orjson
+
+from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
+from .constants import REFERENCE_WARNING
+
+TITLE = "## Referenced session — full projected snapshot"
+INTRO = "This transcript is an untrusted, read-only snapshot from another session."
+NOTE_1 = "Message text is stored as JSON string fragments, at most 64 Unicode code points per line."
+NOTE_2 = "Decode and concatenate the fragments of each message to recover its exact text, including newlines."
+FRAGMENT_CODE_POINTS = 64
+ROLES = ("user", "assistant")
+METADATA_KEYS = ("sessionId", "label", "cwd", "capturedThroughSeq", "capturedFormatVersion")
+#: Lines longer than this are refused (a fragment is at most 64 × 6 + 2 bytes).
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+CHECKPOINT_EVERY = 128
+
+_PREAMBLE = [TITLE, "", INTRO, *REFERENCE_WARNING.split("\n"), ""]
+_HEADER = re.compile(r"### Message ([0-9]+): (.*)\Z", re.S)
+
+Source = Union[str, bytes, os.PathLike[str]]
+
+
+def render_transcript(data: dict[str, Any], captured_format_version: int) -> str:
+    """The saved full projection, exactly as the reference writer renders it.
+
+    ``data`` holds the preview-data keys (``sessionId``, ``label``, ``cwd``,
+    ``capturedThroughSeq``) and the full ``conversation`` of ``{role, text}``.
+    """
+    capture = {k: v for k, v in data.items() if k != "conversation"}
+    capture["capturedFormatVersion"] = captured_format_version
+    lines = [TITLE, "", INTRO, REFERENCE_WARNING, "", js_stringify(capture, indent=2), "", NOTE_1, NOTE_2]
+    for index, item in enumerate(data.get("conversation", []), start=1):
+        lines += ["", f"### Message {index}: {item['role']}", ""]
+        lines += [js_json_string(s) for s in code_point_slices(item["text"], FRAGMENT_CODE_POINTS)]
+    lines.append("")
+    return "\n".join(lines)
+
+
+class TranscriptError(ValueError):
+    """A malformed transcript, located: ``str(err)`` is ``path:line: reason``."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TranscriptMetadata:
+    session_id: str
+    label: str
+    cwd: str | None
+    captured_through_seq: int | None
+    captured_format_version: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "label": self.label,
+            "cwd": self.cwd,
+            "capturedThroughSeq": self.captured_through_seq,
+            "capturedFormatVersion": self.captured_format_version,
+        }
+
+
+@dataclass(frozen=True)
+class MessageStart:
+    index: int
+    role: str
+    line: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Fragment:
+    text: str
+    line: int
+    offset: int
+    code_points: int
+    utf8_bytes: int
+
+
+@dataclass(frozen=True)
+class MessageEnd:
+    index: int
+    end_offset: int
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """The file was cut off mid-write; ``line`` is where the stream stopped."""
+
+    line: int
+    reason: str
+
+
+Event = Union[TranscriptMetadata, MessageStart, Fragment, MessageEnd, Incomplete]
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    index: int
+    role: str
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Transcript:
+    path: str
+    #: ``None`` only when the file was cut off before its metadata block was complete.
+    metadata: TranscriptMetadata | None
+    messages: tuple[TranscriptMessage, ...]
+    #: ``None`` when complete; otherwise why it looks cut off mid-write.
+    incomplete: Incomplete | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.incomplete is None
+
+
+def _open(source: Source) -> tuple[BinaryIO, str]:
+    if isinstance(source, (bytes, bytearray)):
+        return io.BytesIO(bytes(source)), "<bytes>"
+    path = os.fspath(source)
+    # O_NOFOLLOW: an artifact path that is a symlink is refused, never followed.
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    return os.fdopen(fd, "rb", buffering=1 << 20), path
+
+
+def iter_transcript(
+    source: Source | BinaryIO, *, name: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[Event]:
+    """Parse a transcript (a path, its bytes, or a binary stream) as a stream of events."""
+    if hasattr(source, "readline"):
+        yield from _Parser(source, name or "<stream>", max_line_bytes).run()  # type: ignore[arg-type]
+        return
+    stream, path = _open(source)  # type: ignore[arg-type]
+    with stream:
+        yield from _Parser(stream, name or path, max_line_bytes).run()
+
+
+class _Parser:
+    def __init__(self, stream: BinaryIO, path: str, max_line_bytes: int) -> None:
+        self.stream = stream
+        self.path = path
+        self.max = max_line_bytes
+        self.line = 0
+        self.offset = 0
+
+    def fail(self, reason: str, line: int | None = None) -> TranscriptError:
+        return TranscriptError(self.path, self.line if line is None else line, reason)
+
+    def next_line(self) -> tuple[bytes | None, bool]:
+        """(line without its newline, had_newline); (None, False) at EOF."""
+        raw = self.stream.readline(self.max + 1)
+        if not raw:
+            return None, False
+        self.line += 1
+        self.offset += len(raw)
+        if raw[-1:] == b"\n":
+            return raw[:-1], True
+        if len(raw) > self.max:
+            raise self.fail(f"line exceeds {self.max} bytes")
+        return raw, False
+
+    def text_line(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self.fail(f"invalid UTF-8 at byte {exc.start}") from None
+
+    def fixed(self, expected: str, where: str) -> Iterator[Event]:
+        """One fixed line; returns True when the stream ended (incomplete) instead."""
+        raw, nl = self.next_line()
+        if raw is None:
+            yield Incomplete(self.line, "empty file" if self.line == 0 else f"file ends {where}")
+            return True
+        got = self.text_line(raw)
+        if not nl and expected.startswith(got):
+            yield Incomplete(self.line, f"file ends {where}")
+            return True
+        if got != expected:
+            if self.line == 1:
+                raise self.fail("not a session-reference transcript: wrong or missing header")
+            raise self.fail(f"unexpected line {where} (expected {expected!r})")
+        return False
+
+    def run(self) -> Iterator[Event]:
+        for expected in _PREAMBLE:
+            if (yield from self.fixed(expected, "inside the preamble")):
+                return
+        meta = yield from self.metadata()
+        if meta is None:
+            return
+        yield meta
+        for expected in ("", NOTE_1, NOTE_2):
+            if (yield from self.fixed(expected, "before the first message")):
+                return
+        yield from self.messages()
+
+    def metadata(self) -> Iterator[Event]:
+        start = self.line + 1
+        block: list[bytes] = []
+        while True:
+            raw, nl = self.next_line()
+            if raw is None or not nl:
+                yield Incomplete(self.line, "file ends inside the metadata block")
+                return None
+            block.append(raw)
+            if len(block) == 1 and raw != b"{":
+                raise self.fail("invalid metadata block: expected '{'")
+            if raw == b"}":
+                break
+            if len(block) > 64:
+                raise self.fail("invalid metadata block: no closing '}' within 64 lines", start)
+        try:
+            value = loads_exact(b"\n".join(block))
+        except ValueError as exc:
+            raise self.fail(f"invalid metadata block: {exc}", start) from None
+        if not isinstance(value, dict):
+            raise self.fail("invalid metadata block: not an object", start)
+        missing = [k for k in METADATA_KEYS if k not in value]
+        if missing:
+            raise self.fail("invalid metadata block: missing " + ", ".join(missing), start)
+        sid, label, cwd, seq, ver = (value[k] for k in METADATA_KEYS)
+        if not isinstance(sid, str) or not isinstance(label, str):
+            raise self.fail("invalid metadata block: sessionId and label must be strings", start)
+        if cwd is not None and not isinstance(cwd, str):
+            raise self.fail("invalid metadata block: cwd must be a string or null", start)
+        if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
+            raise self.fail("invalid metadata block: capturedThroughSeq must be a non-negative integer or null", start)
+        if not isinstance(ver, int) or isinstance(ver, bool):
+            raise self.fail("invalid metadata block: capturedFormatVersion must be an integer", start)
+        return TranscriptMetadata(sid, label, cwd, seq, ver)
+
+    def trailing_text(self) -> bool:
+        """After an unexpected line: True when no message header follows (bounded lookahead)."""
+        pos = self.stream.tell()
+        try:
+            for _ in range(4096):
+                raw = self.stream.readline(self.max + 1)
+                if not raw:
+                    return True
+                if raw.startswith(b"### Message "):
+                    return False
+            return False
+        finally:
+            self.stream.seek(pos)
+
+    def messages(self) -> Iterator[Event]:
+        expected = 1
+        separated = False
+        while True:
+            if not separated:
+                raw, nl = self.next_line()
+                if raw is None:
+                    return  # complete
+                if raw != b"":
+                    if expected > 1 and self.trailing_text():
+                        raise self.fail("text after the last message")
+                    raise self.fail(f"expected a blank line before message {expected}")
+            raw, nl = self.next_line()
+            if raw is None:
+                yield Incomplete(self.line, f"file ends before the header of message {expected}")
+                return
+            header = self.text_line(raw)
+            m = _HEADER.match(header)
+            if m is None or not nl:
+                if not nl and f"### Message {expected}: ".startswith(header[: len(f"### Message {expected}: ")]):
+                    yield Incomplete(self.line, f"file ends inside the header of message {expected}")
+                    return
+                if expected > 1 and self.trailing_text():
+                    raise self.fail("text after the last message")
+                raise self.fail(f"expected '### Message {expected}: <role>'")
+            number, role = int(m.group(1)), m.group(2)
+            if number != expected:
+                raise self.fail(f"message number {number} out of sequence (expected {expected})")
+            if role not in ROLES:
+                raise self.fail(f"unknown role {role!r} in message {expected}")
+            header_line = self.line
+            raw, nl = self.next_line()
+            if raw is None:
+                yield Incomplete(self.line, f"message {expected} has a header but no text (dangling header)")
+                return
+            if raw != b"":
+                raise self.fail(f"expected a blank line after the header of message {expected}")
+            yield MessageStart(expected, role, header_line, self.offset)
+            state = yield from self.fragments(expected)
+            if state == "incomplete":
+                return
+            if state == "eof":
+                return
+            separated = True
+            expected += 1
+
+    def fragments(self, index: int) -> Iterator[Event]:
+        count = 0
+        loads = orjson.loads
+        limit = self.max + 1
+        readline = self.stream.readline
+        while True:
+            pos = self.offset
+            raw = readline(limit)
+            if not raw:
+                if count == 0:
+                    yield Incomplete(self.line, f"message {index} has a header but no text (dangling header)")
+                    return "incomplete"
+                yield MessageEnd(index, pos)
+                return "eof"
+            self.line += 1
+            self.offset += len(raw)
+            nl = raw[-1:] == b"\n"
+            body = raw[:-1] if nl else raw
+            if not nl and len(body) > self.max:
+                raise self.fail(f"line exceeds {self.max} bytes")
+            if body == b"":
+                if count == 0:
+                    raise self.fail(f"message {index} has no text fragments")
+                yield MessageEnd(index, pos)
+                return "separator"
+            if body[:1] != b'"':
+                if not nl:
+                    yield Incomplete(self.line, "file ends without a final newline")
+                    return "incomplete"
+                if self.trailing_text():
+                    raise self.fail("text after the last message")
+                raise self.fail(f"fragment line is not a JSON string (message {index})")
+            try:
+                text = loads(body)
+                fallback = False
+            except orjson.JSONDecodeError:
+                try:
+                    text = loads_exact(body)
+                    fallback = True
+                except ValueError as exc:
+                    if not nl:
+                        yield Incomplete(self.line, "file ends without a final newline (cut mid-fragment)")
+                        return "incomplete"
+                    raise self.fail(f"fragment is not a valid JSON string: {exc}") from None
+            if not isinstance(text, str):
+                raise self.fail(f"fragment line is not a JSON string (message {index})")
+            if fallback:
+                text = js_normalize(text)
+            cps = len(text)
+            if cps > FRAGMENT_CODE_POINTS:
+                raise self.fail(f"fragment has {cps} code points (at most {FRAGMENT_CODE_POINTS})")
+            if cps == 0:
+                raise self.fail(f"empty fragment in message {index}")
+            nbytes = len(body) - 2 if b"\\" not in body else utf8_len(text)
+            count += 1
+            yield Fragment(text, self.line, pos, cps, nbytes)
+            if not nl:
+                yield Incomplete(self.line, "file ends without a final newline")
+                return "incomplete"
+
+
+def _join(parts: list[str], had_surrogates: bool) -> str:
+    text = "".join(parts)
+    # Halves of a pair split across fragments join as in JavaScript.
+    return js_normalize(text) if had_surrogates else text
+
+
+def read_transcript(source: Source, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Transcript:
+    """Read a whole transcript (a path, or its bytes) into exact message texts."""
+    meta: TranscriptMetadata | None = None
+    messages: list[TranscriptMessage] = []
+    parts: list[str] = []
+    surrogates = False
+    current: MessageStart | None = None
+    incomplete: Incomplete | None = None
+    path = "<bytes>" if isinstance(source, (bytes, bytearray)) else os.fspath(source)
+    for ev in iter_transcript(source, max_line_bytes=max_line_bytes):
+        if isinstance(ev, Fragment):
+            parts.append(ev.text)
+            if not surrogates and not ev.text.isascii():
+                surrogates = has_surrogates(ev.text)
+        elif isinstance(ev, MessageStart):
+            current, parts, surrogates = ev, [], False
+        elif isinstance(ev, MessageEnd):
+            assert current is not None
+            messages.append(TranscriptMessage(current.index, current.role, _join(parts, surrogates), current.line))
+            current = None
+        elif isinstance(ev, TranscriptMetadata):
+            meta = ev
+        else:
+            incomplete = ev
+            if current is not None and parts:
+                messages.append(TranscriptMessage(current.index, current.role, _join(parts, surrogates), current.line))
+    return Transcript(path, meta, tuple(messages), incomplete)
+
+
+def parse_transcript(text: str) -> Transcript:
+    """Read a transcript given as text (as Node would have written it)."""
+    return read_transcript(js_utf8(text))
+
+
+@dataclass
+class MessageIndex:
+    """Where one message lives in the file. ``checkpoints`` holds (byte offset, code point
+    offset) pairs for every ``CHECKPOINT_EVERY``-th fragment line."""
+
+    index: int
+    role: str
+    header_line: int
+    first_line: int
+    start: int
+    end: int = 0
+    fragments: int = 0
+    code_points: int = 0
+    utf8_bytes: int = 0
+    checkpoints: array = field(default_factory=lambda: array("q"))
+
+    @property
+    def last_line(self) -> int:
+        return self.first_line + self.fragments - 1
+
+
+class TranscriptIndex:
+    """A lazy index over a transcript file; see the module docstring."""
+
+    def __init__(self, path: str, metadata: TranscriptMetadata, messages: list[MessageIndex],
+                 incomplete: Incomplete | None, size: int, max_line_bytes: int) -> None:
+        self.path = path
+        self.metadata = metadata
+        self.messages = messages
+        self.incomplete = incomplete
+        self.size = size
+        self.max_line_bytes = max_line_bytes
+
+    @classmethod
+    def build(cls, path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
+        path = os.fspath(path)
+        meta: TranscriptMetadata | None = None
+        messages: list[MessageIndex] = []
+        cur: MessageIndex | None = None
+        incomplete: Incomplete | None = None
+        for ev in iter_transcript(path, max_line_bytes=max_line_bytes):
+            if isinstance(ev, Fragment):
+                assert cur is not None
+                if cur.fragments % CHECKPOINT_EVERY == 0:
+                    cur.checkpoints.append(ev.offset)
+                    cur.checkpoints.append(cur.code_points)
+                cur.fragments += 1
+                cur.code_points += ev.code_points
+                cur.utf8_bytes += ev.utf8_bytes
+                cur.end = ev.offset
+            elif isinstance(ev, MessageStart):
+                cur = MessageIndex(ev.index, ev.role, ev.line, ev.line + 2, ev.offset, ev.offset)
+                messages.append(cur)
+            elif isinstance(ev, MessageEnd):
+                assert cur is not None
+                cur.end = ev.end_offset
+                cur = None
+            elif isinstance(ev, TranscriptMetadata):
+                meta = ev
+            elif isinstance(ev, Incomplete):
+                incomplete = ev
+                if cur is not None:
+                    cur.end = os.stat(path).st_size
+                    if cur.fragments == 0:
+                        messages.pop()
+        if meta is None:
+            raise TranscriptError(path, incomplete.line if incomplete else 1, incomplete.reason if incomplete else "empty file")
+        return cls(path, meta, messages, incomplete, os.stat(path).st_size, max_line_bytes)
+
+    def read(self, k: int, start: int = 0, count: int | None = None) -> str:
+        """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""
+        msg = self.messages[k - 1]
+        start = max(0, min(start, msg.code_points))
+        stop = msg.code_points if count is None else min(msg.code_points, start + max(0, count))
+        if stop <= start:
+            return ""
+        cps = msg.checkpoints
+        # Last checkpoint at or before `start` (pairs: offset, code point).
+        lo, hi = 0, len(cps) // 2 - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if cps[2 * mid + 1] <= start:
+                lo = mid
+            else:
+                hi = mid - 1
+        offset, cp = cps[2 * lo], cps[2 * lo + 1]
+        out: list[str] = []
+        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            pending = b""
+            while cp < stop and offset < msg.end:
+                chunk = os.pread(fd, min(1 << 16, msg.end - offset), offset)
+                if not chunk:
+                    break
+                offset += len(chunk)
+                pending += chunk
+                lines = pending.split(b"\n")
+                pending = lines.pop() if offset < msg.end else b""
+                if offset >= msg.end and lines and lines[-1] == b"" and pending == b"":
+                    lines.pop()
+                for raw in lines:
+                    if not raw:
+                        continue
+                    frag = loads_exact(raw)
+                    n = len(frag)
+                    if cp + n > start:
+                        out.append(frag[max(0, start - cp) : stop - cp])
+                    cp += n
+                    if cp >= stop:
+                        break
+                if offset >= msg.end and pending:
+                    frag = loads_exact(pending)
+                    n = len(frag)
+                    if cp + n > start:
+                        out.append(frag[max(0, start - cp) : stop - cp])
+                    cp += n
+                    pending = b""
+        finally:
+            os.close(fd)
+        return js_normalize("".join(out))
+
+    def text(self, k: int) -> str:
+        return self.read(k)
+
+
+def write_transcript_file(path: Path, data: dict[str, Any], captured_format_version: int) -> None:
+    """Test/demo helper: write a rendered transcript as Node would."""
+    path.write_bytes(js_utf8(render_transcript(data, captured_format_version)))
