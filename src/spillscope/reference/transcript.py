@@ -204,10 +204,10 @@ class _Parser:
         if raw is None:
             yield Incomplete(self.line, "empty file" if self.line == 0 else f"file ends {where}")
             return True
-        got = self.text_line(raw)
-        if not nl and expected.startswith(got):
+        if not nl and expected.encode().startswith(raw):
             yield Incomplete(self.line, f"file ends {where}")
             return True
+        got = self.text_line(raw)
         if got != expected:
             if self.line == 1:
                 raise self.fail("not a session-reference transcript: wrong or missing header")
@@ -233,6 +233,7 @@ class _Parser:
         while True:
             raw, nl = self.next_line()
             if raw is None or not nl:
+                # A cut inside the block leaves a prefix: incomplete, whatever bytes it ends on.
                 yield Incomplete(self.line, "file ends inside the metadata block")
                 return None
             block.append(raw)
@@ -283,6 +284,9 @@ class _Parser:
             if not separated:
                 raw, nl = self.next_line()
                 if raw is None:
+                    # Only truncated references are saved, so a transcript has >= 1 message.
+                    if expected == 1:
+                        yield Incomplete(self.line, "file ends before the first message")
                     return  # complete
                 if raw != b"":
                     if expected > 1 and self.trailing_text():
