@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Union
 
+from ._fs import open_regular
 from ._text import loads_exact
 
 LOG_NAMES = ("session.v3.jsonl", "session.v2.jsonl", "session.v1.jsonl", "session.jsonl")
@@ -59,8 +60,7 @@ def find_logs(logs_root: str | os.PathLike[str]) -> list[Path]:
 
 def open_log(path: str | os.PathLike[str]) -> BinaryIO:
     """A binary stream of the log's JSONL text (decompressing ``.zstd`` on the fly)."""
-    fd = os.open(os.fspath(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    raw = os.fdopen(fd, "rb", buffering=1 << 20)
+    raw = os.fdopen(open_regular(path), "rb", buffering=1 << 20)
     if not os.fspath(path).endswith(".zstd"):
         return raw
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .._text import js_utf8
-from .transcript import Transcript
+from .transcript import Transcript, TranscriptMetadata
 
 _MARKER = re.compile(r"\n\[… omitted (0|[1-9][0-9]*) UTF-8 bytes …\]\Z")
 
@@ -37,7 +37,7 @@ class Recomputed:
     sources: tuple[int | None, ...]
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
+def common_prefix(a: bytes, b: bytes) -> int:
     n = min(len(a), len(b))
     lo, hi = 0, n
     while lo < hi:  # binary search on slice equality: C-speed comparisons
@@ -49,7 +49,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
-def _common_suffix(a: bytes, b: bytes) -> int:
+def common_suffix(a: bytes, b: bytes) -> int:
     n = min(len(a), len(b))
     lo, hi = 0, n
     while lo < hi:
@@ -61,22 +61,42 @@ def _common_suffix(a: bytes, b: bytes) -> int:
     return lo
 
 
-def shortened_omission(preview_text: str, original: str) -> int | None:
+class MessageView:
+    """What the checker needs of one transcript message: its role, UTF-8 size, and its
+    first/last bytes. Built from a full text, or streamed from a huge artifact keeping
+    only ``keep`` bytes at each end (a preview message is never longer than that)."""
+
+    __slots__ = ("role", "nbytes", "head", "tail")
+
+    def __init__(self, role: str, nbytes: int, head: bytes, tail: bytes) -> None:
+        self.role, self.nbytes, self.head, self.tail = role, nbytes, head, tail
+
+    @classmethod
+    def of_text(cls, role: str, text: str) -> MessageView:
+        data = js_utf8(text)
+        return cls(role, len(data), data, data)
+
+
+def shortened_omission(preview_text: str, original: MessageView | str) -> int | None:
     """N if ``preview_text`` is a valid retention of ``original`` (identical → 0), else None."""
-    if preview_text == original:
-        return 0
-    orig = js_utf8(original)
+    view = MessageView.of_text("", original) if isinstance(original, str) else original
     if preview_text == "":
-        return len(orig)
+        return view.nbytes
+    kept_text = preview_text
     m = _MARKER.search(preview_text)
+    whole = js_utf8(preview_text)
+    if len(whole) == view.nbytes and len(view.head) >= view.nbytes and view.head[: view.nbytes] == whole:
+        return 0
     if m is None:
         return None
-    kept = js_utf8(preview_text[: m.start()])
-    if len(kept) > len(orig):
+    kept = js_utf8(kept_text[: m.start()])
+    if len(kept) > view.nbytes or len(kept) > len(view.head) or len(kept) > len(view.tail):
         return None
-    if _common_prefix(kept, orig) + _common_suffix(kept, orig) < len(kept):
+    head = view.head[: len(kept)]
+    tail = view.tail[len(view.tail) - len(kept) :] if kept else b""
+    if common_prefix(kept, head) + common_suffix(kept, tail) < len(kept):
         return None
-    return len(orig) - len(kept)
+    return view.nbytes - len(kept)
 
 
 def marker_count(preview_text: str) -> int | None:
@@ -84,8 +104,50 @@ def marker_count(preview_text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def recompute(conversation: Sequence[Mapping[str, Any]], transcript: Transcript) -> tuple[Recomputed, list[Disagreement]]:
-    full = transcript.messages
+def keep_bytes_for(conversation: Sequence[Any]) -> int:
+    """How many bytes of each end of a message the checker needs for this preview."""
+    sizes = [len(js_utf8(m["text"])) for m in conversation if isinstance(m, Mapping) and isinstance(m.get("text"), str)]
+    return max(sizes, default=0) + 1
+
+
+def digest_transcript(path: Any, keep: int) -> tuple[Any, list[MessageView], Any]:
+    """Stream an artifact into (metadata, message views, incomplete) with bounded memory."""
+    from .transcript import Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
+
+    meta, views, incomplete = None, [], None
+    role, nbytes, head, tail = "", 0, bytearray(), bytearray()
+
+    def close() -> None:
+        views.append(MessageView(role, nbytes, bytes(head), bytes(tail)))
+
+    current = False
+    for ev in iter_transcript(path):
+        if isinstance(ev, Fragment):
+            data = js_utf8(ev.text)
+            nbytes += len(data)
+            if len(head) < keep:
+                head += data[: keep - len(head)]
+            tail += data
+            if len(tail) > 2 * keep + 256:
+                del tail[: len(tail) - keep]
+        elif isinstance(ev, MessageStart):
+            role, nbytes, head, tail, current = ev.role, 0, bytearray(), bytearray(), True
+        elif isinstance(ev, MessageEnd):
+            close()
+            current = False
+        elif isinstance(ev, TranscriptMetadata):
+            meta = ev
+        else:
+            incomplete = ev
+            if current and nbytes:
+                close()
+    return meta, views, incomplete
+
+
+def recompute(conversation: Sequence[Mapping[str, Any]], messages: Transcript | Sequence[MessageView]) -> tuple[Recomputed, list[Disagreement]]:
+    full: Sequence[MessageView] = (
+        [MessageView.of_text(m.role, m.text) for m in messages.messages] if isinstance(messages, Transcript) else messages
+    )
     problems: list[Disagreement] = []
     sources: list[int | None] = [None] * len(conversation)
     omitted_by_item: list[int] = [0] * len(conversation)
@@ -96,7 +158,7 @@ def recompute(conversation: Sequence[Mapping[str, Any]], transcript: Transcript)
         text = item.get("text") if isinstance(item, Mapping) else None
         if not isinstance(text, str) or item.get("role") != full[j].role:
             return False
-        n = shortened_omission(text, full[j].text)
+        n = shortened_omission(text, full[j])
         if n is None:
             return False
         sources[i], omitted_by_item[i] = j, n
@@ -125,7 +187,7 @@ def recompute(conversation: Sequence[Mapping[str, Any]], transcript: Transcript)
                                          f"marker N disagrees with transcript message {sources[i] + 1}"))
 
     dropped = [k for k in range(len(full)) if k not in used]
-    omitted_bytes = sum(len(js_utf8(full[k].text)) for k in dropped) + sum(omitted_by_item)
+    omitted_bytes = sum(full[k].nbytes for k in dropped) + sum(omitted_by_item)
     return (
         Recomputed(len(full), len(conversation), len(dropped), omitted_bytes,
                    tuple(None if s is None else s + 1 for s in sources)),
@@ -136,12 +198,16 @@ def recompute(conversation: Sequence[Mapping[str, Any]], transcript: Transcript)
 def check_notice(
     preview_entry: Mapping[str, Any],
     notice: Mapping[str, Any],
-    transcript: Transcript,
+    transcript: Transcript | Sequence[MessageView],
     *,
     artifact_size: int | None = None,
     stats: Mapping[str, Any] | None = None,
+    metadata: TranscriptMetadata | None = None,
 ) -> tuple[Recomputed, list[Disagreement]]:
-    """Recompute the counts and list every disagreement; see the module docstring."""
+    """Recompute the counts and list every disagreement; see the module docstring.
+
+    ``transcript`` is a parsed :class:`Transcript`, or message views from
+    :func:`digest_transcript` (then pass its ``metadata``)."""
     conversation = preview_entry.get("conversation")
     if not isinstance(conversation, list):
         conversation = []
@@ -158,7 +224,7 @@ def check_notice(
         ):
             if stats.get(key) != value:
                 problems.append(Disagreement(f"stats.{key}", stats.get(key), value, "source metadata vs transcript"))
-    meta = transcript.metadata
+    meta = transcript.metadata if isinstance(transcript, Transcript) else metadata
     if meta is not None:
         if notice.get("sessionId") != meta.session_id:
             problems.append(Disagreement("sessionId", notice.get("sessionId"), meta.session_id, "notice vs transcript metadata"))

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO, Iterator, Union
 
 import orjson
 
+from .._fs import open_regular
 from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
 from .constants import REFERENCE_WARNING
 
@@ -151,9 +152,7 @@ def _open(source: Source) -> tuple[BinaryIO, str]:
     if isinstance(source, (bytes, bytearray)):
         return io.BytesIO(bytes(source)), "<bytes>"
     path = os.fspath(source)
-    # O_NOFOLLOW: an artifact path that is a symlink is refused, never followed.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    return os.fdopen(fd, "rb", buffering=1 << 20), path
+    return os.fdopen(open_regular(path), "rb", buffering=1 << 20), path
 
 
 def iter_transcript(
@@ -514,7 +513,7 @@ class TranscriptIndex:
                 hi = mid - 1
         offset, cp = cps[2 * lo], cps[2 * lo + 1]
         out: list[str] = []
-        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_regular(self.path)
         try:
             pending = b""
             while cp < stop and offset < msg.end:

@@ -1,0 +1,436 @@
+"""The ``spillscope`` command line: ls, cat, verify, watch, demo, tui.
+
+JSON output (``--json``) is the stable interface, documented in docs/cli.md; the human
+output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on``
+(verify) or a malformed artifact (cat), 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, TextIO
+
+from . import __version__
+from ._fs import open_regular
+from ._text import js_utf8, lone_surrogate_count, visible
+from .inspect.findings import CODES, SEVERITY_RANK, Finding
+from .inspect.scan import classify_name
+from .inspect.verify import Inspection, inspect_root
+from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata, iter_transcript
+
+_encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_duration(text: str) -> float:
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhdw]?)\s*", text)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r} (use e.g. 30s, 12h, 7d, 2w)")
+    unit = {"": 86400, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
+    return float(m.group(1)) * unit
+
+
+def parse_fail_on(text: str) -> set[str]:
+    codes: set[str] = set()
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part in SEVERITY_RANK:
+            codes |= {c for c, (sev, _) in CODES.items() if SEVERITY_RANK[sev] >= SEVERITY_RANK[part]}
+        elif part in CODES:
+            codes.add(part)
+        elif part == "none":
+            continue
+        else:
+            raise argparse.ArgumentTypeError(f"unknown finding code or severity {part!r}")
+    return codes
+
+
+class Progress:
+    """A progress line on stderr, only on a terminal and only after half a second."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.enabled = stream.isatty()
+        self.shown = False
+
+    def __call__(self, phase: str, count: int) -> None:
+        if self.enabled and time.monotonic() - self.start > 0.5:
+            self.stream.write(f"\r\x1b[K{phase}: {count} items…")
+            self.stream.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _human_age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
+def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UsageError(f"{root}: not a directory")
+    if args.logs is not None and not Path(args.logs).is_dir():
+        raise UsageError(f"{args.logs}: not a directory")
+    progress = Progress()
+    try:
+        return inspect_root(root, args.logs, retention_seconds=getattr(args, "retention", None),
+                            rebase=args.rebase, check_content=check_content, progress=progress)
+    finally:
+        progress.done()
+
+
+def ls_json(ins: Inspection, now: float) -> dict[str, Any]:
+    by_path: dict[str, list[str]] = {}
+    for f in ins.findings:
+        for key in {f.path, f.locator} - {None}:
+            by_path.setdefault(key, []).append(f.code)  # type: ignore[arg-type]
+    sessions = []
+    for s in ins.scan.sessions:
+        sessions.append({
+            "dir": s.name,
+            "path": s.path,
+            "sessionId": ins.session_ids.get(s.name),
+            "mode": f"{s.mode:04o}",
+            "artifactCount": len(s.artifacts),
+            "findings": sorted(set(by_path.get(s.path, []))),
+            "artifacts": [{
+                "name": a.name,
+                "path": a.path,
+                "kind": a.kind,
+                "suggestedName": a.suggested_name,
+                "size": a.size,
+                "mtime": a.mtime,
+                "ageSeconds": round(now - a.mtime, 3),
+                "mode": f"{a.mode:04o}",
+                "symlink": a.is_symlink,
+                "findings": sorted(set(by_path.get(a.path, []))),
+            } for a in s.artifacts],
+        })
+    return {"root": ins.root, "sessions": sessions, "findings": [f.to_json() for f in ins.findings],
+            "summary": ins.summary()}
+
+
+def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    ins = _run_inspection(args, check_content=args.logs is not None)
+    now = time.time()
+    data = ls_json(ins, now)
+    if args.json:
+        _write_json(out, data)
+        return 0
+    out.write(f"{ins.root}  ({len(ins.scan.sessions)} sessions, {sum(len(s.artifacts) for s in ins.scan.sessions)} artifacts)\n")
+    for s in data["sessions"]:
+        label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
+        badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
+        out.write(f"\n{s['dir']}  {visible(label)}  {s['artifactCount']} artifacts  {s['mode']}{badge}\n")
+        for a in s["artifacts"]:
+            badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
+            out.write(f"  {a['kind']:<29} {_human_size(a['size']):>10} {_human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
+    others = [f for f in ins.findings if not any(f.path == a.path for s in ins.scan.sessions for a in s.artifacts)]
+    if others:
+        out.write("\nOther findings:\n")
+        for f in others:
+            out.write(f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}\n")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    ins = _run_inspection(args, check_content=True)
+    failing = [f for f in ins.findings if f.code in args.fail_on]
+    if args.json:
+        _write_json(out, {"summary": ins.summary(), "findings": [f.to_json() for f in ins.findings],
+                          "failOn": sorted(args.fail_on), "ok": not failing})
+    else:
+        checked = len(ins.references) + len(ins.tool_spills)
+        out.write(f"verified {ins.root}: {len(ins.scan.artifacts())} artifacts, {checked} notices, {len(ins.findings)} findings\n")
+        for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
+            out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
+            if f.locator and f.locator != f.path:
+                out.write(f"        locator: {visible(f.locator)}\n")
+        out.write(("FAIL" if failing else "OK") + f": {len(failing)} finding(s) at or above --fail-on\n")
+    return 1 if failing else 0
+
+
+def _write_json(out: TextIO, data: Any) -> None:
+    out.write(json.dumps(data, ensure_ascii=True, indent=2))
+    out.write("\n")
+
+
+def _artifact_kind(path: str) -> str:
+    return classify_name(os.path.basename(path))[1]
+
+
+def _is_transcript(path: str) -> bool:
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return False
+    try:
+        return os.pread(fd, 64, 0).startswith("## Referenced session".encode())
+    finally:
+        os.close(fd)
+
+
+def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
+    path = args.artifact
+    try:
+        transcript = _is_transcript(path)
+        if transcript:
+            return _cat_transcript(args, path, out)
+        return _cat_file(args, path, out)
+    except BrokenPipeError:
+        raise
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such artifact (expired or never written)")
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}")
+
+
+def _cat_file(args: argparse.Namespace, path: str, out: TextIO) -> int:
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    text = data.decode("utf-8", "replace")
+    if args.json:
+        _write_json(out, {"path": path, "kind": _artifact_kind(path), "metadata": None,
+                          "messages": [{"index": 1, "role": None, "text": text}]})
+        return 0
+    _emit_text(args, out, text)
+    return 0
+
+
+def _emit_text(args: argparse.Namespace, out: TextIO, text: str) -> None:
+    lone = lone_surrogate_count(text)
+    if lone:
+        sys.stderr.write(f"spillscope: warning: {lone} lone surrogate(s) written as U+FFFD (use --json to keep them)\n")
+    if out.isatty() and not args.raw:
+        text = visible(text)
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        out.flush()
+        buffer.write(js_utf8(text))
+        buffer.flush()
+    else:
+        out.write(js_utf8(text).decode("utf-8"))
+
+
+def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
+    want = args.message
+    events = iter_transcript(path)
+    incomplete: Incomplete | None = None
+    try:
+        if args.json:
+            incomplete = _cat_transcript_json(path, events, want, out)
+        else:
+            incomplete = _cat_transcript_plain(args, events, want, out)
+    except TranscriptError as exc:
+        out.flush()
+        sys.stderr.write(f"spillscope: malformed artifact: {exc}\n")
+        return 1
+    if incomplete is not None:
+        sys.stderr.write(f"spillscope: warning: incomplete artifact ({path}:{incomplete.line}: {incomplete.reason})\n")
+    return 0
+
+
+def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
+    write = out.write
+    incomplete = None
+    first = True
+    open_message = False
+    for ev in events:
+        if isinstance(ev, Fragment):
+            if open_message:
+                write(_encode_ascii(ev.text)[1:-1])
+        elif isinstance(ev, MessageStart):
+            if want is None or ev.index == want:
+                write(("" if first else ",\n") + f'    {{"index": {ev.index}, "role": {_encode_ascii(ev.role)}, "text": "')
+                first, open_message = False, True
+        elif isinstance(ev, MessageEnd):
+            if open_message:
+                write('"}')
+                open_message = False
+        elif isinstance(ev, TranscriptMetadata):
+            write('{\n  "path": ' + _encode_ascii(path) + ',\n  "metadata": ' + json.dumps(ev.to_json(), ensure_ascii=True)
+                  + ',\n  "messages": [\n')
+        elif isinstance(ev, Incomplete):
+            incomplete = ev
+            if open_message:
+                write('"}')
+                open_message = False
+    if first and want is not None:
+        write("")
+    write('\n  ],\n  "complete": ' + ("false" if incomplete else "true") + "\n}\n")
+    return incomplete
+
+
+def _cat_transcript_plain(args: argparse.Namespace, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
+    incomplete = None
+    emitting = False
+    parts: list[str] = []
+    for ev in events:
+        if isinstance(ev, Fragment):
+            if emitting:
+                parts.append(ev.text)
+                if len(parts) >= 4096:
+                    _emit_text(args, out, "".join(parts))
+                    parts.clear()
+        elif isinstance(ev, MessageStart):
+            emitting = want is None or ev.index == want
+            if emitting and want is None:
+                _emit_text(args, out, f"{'' if ev.index == 1 else chr(10)}### Message {ev.index}: {ev.role}\n\n")
+        elif isinstance(ev, (MessageEnd, Incomplete)):
+            if isinstance(ev, Incomplete):
+                incomplete = ev
+            if emitting and parts:
+                _emit_text(args, out, "".join(parts))
+                parts.clear()
+            if want is None and emitting:
+                _emit_text(args, out, "\n")
+            emitting = False
+    return incomplete
+
+
+def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
+    from .inspect.watch import watch_root
+
+    stop = threading.Event()
+    try:
+        for batch in watch_root(args.root, stop=stop, initial=args.initial):
+            for ev in batch:
+                if args.json:
+                    out.write(json.dumps(ev.to_json(), ensure_ascii=True) + "\n")
+                else:
+                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path)}\n")
+            out.flush()
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from .demo import write_demo
+
+    demo = write_demo(args.dir)
+    out.write(f"demo written: spill root {demo.root}\n              logs       {demo.logs}\n")
+    if args.no_tui or not sys.stdout.isatty():
+        ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None)
+        return cmd_ls(ns, out)
+    return _run_tui(str(demo.root), str(demo.logs), None)
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    if not Path(args.root).is_dir():
+        raise UsageError(f"{args.root}: not a directory")
+    return _run_tui(args.root, args.logs, args.rebase)
+
+
+def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
+    from .tui.app import SpillscopeApp
+
+    SpillscopeApp(root, logs, rebase=rebase).run()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="spillscope", description="Inspect the spill storage of an agent harness.")
+    p.add_argument("--version", action="version", version=f"spillscope {__version__}")
+    sub = p.add_subparsers(dest="command")
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("root", help="the spill root")
+        sp.add_argument("--logs", help="session logs directory (links notices to artifacts)")
+        sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
+
+    sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
+    common(sp)
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_ls)
+
+    sp = sub.add_parser("cat", help="the reassembled exact text of an artifact")
+    sp.add_argument("artifact")
+    sp.add_argument("--message", type=int, metavar="N", help="only message N (1-based)")
+    sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
+    sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
+    sp.set_defaults(func=cmd_cat)
+
+    sp = sub.add_parser("verify", help="check every notice against its artifact; exit 1 on findings")
+    common(sp)
+    sp.add_argument("--retention", type=parse_duration, metavar="DURATION", help="flag artifacts older than this (e.g. 7d)")
+    sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on("error"), metavar="CODES",
+                    help="comma-separated finding codes or severities (default: error)")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_verify)
+
+    sp = sub.add_parser("watch", help="one line per change under a live spill root")
+    sp.add_argument("root")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
+    sp.set_defaults(func=cmd_watch)
+
+    sp = sub.add_parser("demo", help="write the demo spill root and open it")
+    sp.add_argument("--dir", help="where to write it (default: a per-user temp dir)")
+    sp.add_argument("--no-tui", action="store_true", help="list it instead of opening the TUI")
+    sp.set_defaults(func=cmd_demo)
+
+    sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
+    common(sp)
+    sp.set_defaults(func=cmd_tui)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    commands = {"ls", "cat", "verify", "watch", "demo", "tui"}
+    if argv and argv[0] not in commands and not argv[0].startswith("-"):
+        argv = ["tui", *argv]  # `spillscope ROOT` opens the TUI
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 2 if exc.code not in (0, None) else 0
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args, sys.stdout))
+    except UsageError as exc:
+        sys.stderr.write(f"spillscope: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error; silence the flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

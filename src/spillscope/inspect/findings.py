@@ -1,0 +1,66 @@
+"""Findings: one problem, with a stable code, a severity and where it is.
+
+Codes are part of the CLI's JSON interface (``verify --json``): never renamed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+
+#: code → (severity, one-line meaning). Ordered as they are documented.
+CODES: dict[str, tuple[Severity, str]] = {
+    "expired-locator": ("error", "a notice's locator names no file: deleted by retention or never written"),
+    "bytes-mismatch": ("error", "a notice's bytes differ from the artifact's size on disk"),
+    "omission-mismatch": ("error", "a notice's omission counts disagree with the artifact (field, logged vs recomputed)"),
+    "malformed-artifact": ("error", "an artifact that does not follow the transcript format (file:line and reason)"),
+    "incomplete-artifact": ("warning", "an artifact cut off mid-write"),
+    "malformed-log": ("error", "a session-log line that cannot be read (file:line and reason)"),
+    "malformed-notice": ("error", "a reference message or notice in a log that does not follow the format"),
+    "orphan-artifact": ("warning", "an artifact that no notice in the logs names"),
+    "foreign-owner": ("error", "an artifact in a session dir other than its owner's"),
+    "outside-root": ("warning", "a locator that points outside the inspected spill root"),
+    "insecure-permissions": ("warning", "a session dir not 0700 or an artifact not 0600"),
+    "symlink": ("error", "a symlink inside the spill root (reported, never followed)"),
+    "unexpected-entry": ("warning", "something in the spill root that the backend never writes (dir, FIFO, odd name)"),
+    "unreadable": ("error", "an entry that cannot be read (permission denied, vanished mid-scan)"),
+    "past-retention": ("warning", "an artifact older than --retention"),
+    "snapshot-unavailable": ("info", "the notice itself says the save failed or no storage was configured"),
+}
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: Severity
+    path: str | None = None
+    line: int | None = None
+    session: str | None = None
+    locator: str | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "session": self.session,
+            "locator": self.locator,
+            "detail": self.detail,
+        }
+
+    @property
+    def where(self) -> str:
+        if self.path is None:
+            return self.locator or ""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+def finding(code: str, **kwargs: Any) -> Finding:
+    """A finding with the code's registered severity."""
+    return Finding(code, CODES[code][0], **kwargs)

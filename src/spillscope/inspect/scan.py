@@ -1,0 +1,168 @@
+"""Scanning a spill root: root → session dirs → artifacts, from ``os.scandir`` + ``lstat`` only.
+
+Content is never read here (kinds come from names; the transcript reader confirms them
+later). Symlinks are reported, never followed. A vanished or unreadable entry is a
+finding, and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+from ..spill.local import decode_segment
+from .findings import Finding, finding
+
+ArtifactKind = Literal["session-reference-transcript", "tool-output", "unknown"]
+SESSION_DIR = re.compile(r"^session-([0-9a-f]{12})$")
+ARTIFACT = re.compile(r"^([0-9a-f]{12})-(.+)$")
+TRANSCRIPT_NAME = re.compile(r"^session-reference-([1-9][0-9]*)\.txt$")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: str
+    session_dir: str
+    name: str
+    #: The suggested name, decoded from the file name (``None`` if the name is not an encoding).
+    suggested_name: str | None
+    kind: ArtifactKind
+    size: int
+    mtime: float
+    mode: int
+    is_symlink: bool
+    is_regular: bool
+
+    @property
+    def tool_name(self) -> str | None:
+        if self.kind == "tool-output" and self.suggested_name and self.suggested_name.endswith(".txt"):
+            return self.suggested_name[:-4]
+        return None
+
+
+@dataclass
+class SessionDir:
+    path: str
+    name: str
+    hash: str
+    mode: int
+    artifacts: list[Artifact] = field(default_factory=list)
+
+
+@dataclass
+class RootScan:
+    root: str
+    sessions: list[SessionDir]
+    findings: list[Finding]
+    exists: bool = True
+
+    def artifacts(self) -> list[Artifact]:
+        return [a for s in self.sessions for a in s.artifacts]
+
+    def by_path(self) -> dict[str, Artifact]:
+        return {a.path: a for s in self.sessions for a in s.artifacts}
+
+
+def classify_name(name: str) -> tuple[str | None, ArtifactKind]:
+    m = ARTIFACT.match(name)
+    if m is None:
+        return None, "unknown"
+    suggested = decode_segment(m.group(2))
+    if suggested is None:
+        return None, "unknown"
+    if TRANSCRIPT_NAME.match(suggested):
+        return suggested, "session-reference-transcript"
+    if suggested.endswith(".txt"):
+        return suggested, "tool-output"
+    return suggested, "unknown"
+
+
+def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None) -> RootScan:
+    root = os.path.abspath(os.fspath(root))
+    findings: list[Finding] = []
+    sessions: list[SessionDir] = []
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root does not exist")], exists=False)
+    except OSError as exc:
+        return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))], exists=False)
+    if not stat.S_ISDIR(st.st_mode):
+        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False)
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))])
+    count = 0
+    for entry in entries:
+        path = entry.path
+        try:
+            est = entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            findings.append(finding("unreadable", path=path, detail=f"vanished or unreadable: {exc.strerror or exc}"))
+            continue
+        m = SESSION_DIR.match(entry.name)
+        if stat.S_ISLNK(est.st_mode):
+            findings.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
+            continue
+        if m is None or not stat.S_ISDIR(est.st_mode):
+            findings.append(finding("unexpected-entry", path=path, detail=f"{_type_name(est.st_mode)} not written by the local backend"))
+            continue
+        mode = stat.S_IMODE(est.st_mode)
+        session = SessionDir(path, entry.name, m.group(1), mode)
+        if mode & 0o077:
+            findings.append(finding("insecure-permissions", path=path, detail=f"session dir mode {mode:04o} (expected 0700)"))
+        try:
+            children = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError as exc:
+            findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
+            sessions.append(session)
+            continue
+        for child in children:
+            try:
+                cst = child.stat(follow_symlinks=False)
+            except OSError as exc:
+                findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
+                continue
+            suggested, kind = classify_name(child.name)
+            is_link = stat.S_ISLNK(cst.st_mode)
+            is_reg = stat.S_ISREG(cst.st_mode)
+            art = Artifact(child.path, entry.name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
+                           stat.S_IMODE(cst.st_mode), is_link, is_reg)
+            if is_link:
+                findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
+            elif not is_reg:
+                findings.append(finding("unexpected-entry", path=child.path, detail=f"{_type_name(cst.st_mode)} where an artifact file belongs"))
+            else:
+                if art.mode != 0o600:
+                    findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
+                if kind == "unknown":
+                    findings.append(finding("unexpected-entry", path=child.path, detail="file name is not <12 hex>-<encoded name>"))
+            session.artifacts.append(art)
+            count += 1
+            if progress is not None and count % 1000 == 0:
+                progress(count)
+        sessions.append(session)
+    return RootScan(root, sessions, findings)
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
+def _type_name(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "special file"

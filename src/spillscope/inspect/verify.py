@@ -1,0 +1,333 @@
+"""Linking notices to artifacts and verifying them: the inspector's whole-root pass.
+
+:func:`inspect_root` scans the root, reads the logs (optional), resolves every notice's
+locator against the scanned artifacts, checks each transcript (streamed, bounded
+memory) and each notice, and collects every finding. It is read-only: nothing is ever
+opened for writing under the root or the logs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from .._fs import open_regular
+from .._text import js_utf8
+from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
+from ..reference.transcript import TranscriptError
+from ..spill.local import session_dir_name
+from ..spill.policy import FORK_GAP
+from .findings import SEVERITY_RANK, Finding, finding
+from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs
+from .scan import Artifact, RootScan, scan_root
+
+LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid"]
+MAX_SAFE = 2**53 - 1
+
+
+@dataclass
+class ReferenceLink:
+    entry: ReferenceEntry
+    status: LinkStatus
+    artifact: Artifact | None = None
+    recomputed: Recomputed | None = None
+    disagreements: list[Disagreement] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class ToolSpillLink:
+    entry: ToolSpillEntry
+    status: LinkStatus
+    artifact: Artifact | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class ArtifactCheck:
+    """What reading an artifact's content found (transcripts are streamed)."""
+
+    artifact: Artifact
+    findings: list[Finding] = field(default_factory=list)
+    messages: int | None = None
+
+
+@dataclass
+class Inspection:
+    root: str
+    scan: RootScan
+    logs: list[SessionLog]
+    references: list[ReferenceLink]
+    tool_spills: list[ToolSpillLink]
+    artifact_checks: dict[str, ArtifactCheck]
+    findings: list[Finding]
+    #: session dir name → session id, where a log told us.
+    session_ids: dict[str, str]
+
+    def summary(self) -> dict[str, int]:
+        return dict(sorted(Counter(f.code for f in self.findings).items()))
+
+    def findings_for(self, path: str) -> list[Finding]:
+        return [f for f in self.findings if f.path == path or f.locator == path]
+
+    def worst(self) -> str | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=SEVERITY_RANK.__getitem__)
+
+
+def resolve_locator(locator: str, root: str, rebase: str | None = None) -> tuple[str | None, str]:
+    """(absolute path under root, "") or (None, why it is outside the root)."""
+    if "\x00" in locator:
+        return None, "locator contains NUL"
+    if rebase and (locator == rebase or locator.startswith(rebase.rstrip("/") + "/")):
+        locator = root + locator[len(rebase.rstrip("/")) :]
+    if "://" in locator or locator.startswith(("file:", "s3:")):
+        return None, "locator is a URI, not a local path"
+    if not locator.startswith("/"):
+        return None, "locator is not an absolute POSIX path"
+    norm = os.path.normpath(locator)
+    if norm != locator.rstrip("/") or ".." in locator.split("/"):
+        return None, "locator is not a normalised path (has '..' or '.')"
+    if not norm.startswith(root.rstrip("/") + "/"):
+        return None, "locator is outside the inspected root"
+    return norm, ""
+
+
+def _valid_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SAFE
+
+
+def inspect_root(
+    root: str | os.PathLike[str],
+    logs: str | os.PathLike[str] | None = None,
+    *,
+    retention_seconds: float | None = None,
+    now: float | None = None,
+    rebase: str | None = None,
+    check_content: bool = True,
+    progress: Callable[[str, int], None] | None = None,
+) -> Inspection:
+    root = os.path.abspath(os.fspath(root))
+    now = time.time() if now is None else now
+    scan = scan_root(root, progress=(lambda n: progress("scan", n)) if progress else None)
+    findings = list(scan.findings)
+    session_logs = read_logs(logs) if logs is not None else []
+    session_ids: dict[str, str] = {}
+    for log in session_logs:
+        findings.extend(log.findings)
+        if log.session_id is not None:
+            session_ids[session_dir_name(log.session_id)] = log.session_id
+    by_path = scan.by_path()
+
+    if retention_seconds is not None:
+        for art in by_path.values():
+            age = now - art.mtime
+            if art.is_regular and age > retention_seconds:
+                findings.append(finding("past-retention", path=art.path, session=session_ids.get(art.session_dir),
+                                        detail=f"{_age(age)} old (retention {_age(retention_seconds)})"))
+
+    checks: dict[str, ArtifactCheck] = {}
+    references: list[ReferenceLink] = []
+    tool_links: list[ToolSpillLink] = []
+    named: set[str] = set()
+    done = 0
+
+    for log in session_logs:
+        for entry in log.references:
+            link = _link_reference(entry, root, rebase, by_path, checks, check_content)
+            references.append(link)
+            findings.extend(link.findings)
+            if link.artifact is not None:
+                named.add(link.artifact.path)
+            done += 1
+            if progress and done % 100 == 0:
+                progress("verify", done)
+        for spill in log.tool_spills:
+            tlink = _link_tool_spill(spill, root, rebase, by_path)
+            tool_links.append(tlink)
+            findings.extend(tlink.findings)
+            if tlink.artifact is not None:
+                named.add(tlink.artifact.path)
+
+    if check_content:
+        for art in by_path.values():
+            if art.kind == "session-reference-transcript" and art.is_regular and art.path not in checks:
+                checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir))
+                done += 1
+                if progress and done % 100 == 0:
+                    progress("verify", done)
+        for check in checks.values():
+            findings.extend(check.findings)
+
+    if logs is not None:
+        for art in by_path.values():
+            if art.is_regular and art.path not in named:
+                findings.append(finding("orphan-artifact", path=art.path, session=session_ids.get(art.session_dir),
+                                        detail="no notice in the logs names this artifact"))
+    return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids)
+
+
+def _age(seconds: float) -> str:
+    days = seconds / 86400
+    return f"{days:.1f}d" if days >= 1 else f"{seconds / 3600:.1f}h"
+
+
+def _check_transcript(art: Artifact, session: str | None, keep: int = 1) -> ArtifactCheck:
+    check = ArtifactCheck(art)
+    try:
+        meta, views, incomplete = digest_transcript(art.path, keep)
+    except TranscriptError as exc:
+        check.findings.append(finding("malformed-artifact", path=art.path, line=exc.line, session=session, detail=exc.reason))
+        return check
+    except OSError as exc:
+        check.findings.append(finding("unreadable", path=art.path, session=session, detail=exc.strerror or str(exc)))
+        return check
+    check.messages = len(views)
+    if incomplete is not None:
+        check.findings.append(finding("incomplete-artifact", path=art.path, line=incomplete.line, session=session, detail=incomplete.reason))
+    return check
+
+
+def _validate_notice(entry: ReferenceEntry) -> list[str]:
+    notice = entry.notice or {}
+    problems = []
+    for key in ("omittedMessages", "omittedBytes"):
+        if not _valid_count(notice.get(key)):
+            problems.append(f"{key} is not a non-negative integer: {str(notice.get(key))[:40]}")
+    snap = entry.snapshot
+    if snap is None:
+        problems.append("fullSnapshot is missing")
+    elif snap.get("status") == "saved":
+        if not isinstance(snap.get("locator"), str):
+            problems.append("saved fullSnapshot has no string locator")
+        if not _valid_count(snap.get("bytes")):
+            problems.append(f"fullSnapshot.bytes is not a non-negative integer: {str(snap.get('bytes'))[:40]}")
+    elif snap.get("status") == "unavailable":
+        if snap.get("reason") not in ("storage-not-configured", "save-failed"):
+            problems.append(f"unknown unavailable reason {str(snap.get('reason'))[:40]!r}")
+    else:
+        problems.append(f"unknown fullSnapshot status {str(snap.get('status'))[:40]!r}")
+    return problems
+
+
+def _link_reference(
+    entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
+    checks: dict[str, ArtifactCheck], check_content: bool,
+) -> ReferenceLink:
+    where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
+    stats = entry.stats or {}
+    if entry.notice is None:
+        link = ReferenceLink(entry, "intact")
+        if stats.get("truncated") is True:
+            link.status = "invalid"
+            link.findings.append(finding("malformed-notice", **where, detail=f"reference to {entry.session_id!r} is truncated but has no notice"))
+        return link
+    problems = _validate_notice(entry)
+    pre = [finding("malformed-notice", **where, detail=f"notice for {entry.session_id!r}: {p}") for p in problems]
+    snap = entry.snapshot or {}
+    if snap.get("status") == "unavailable" and not problems:
+        return ReferenceLink(entry, "unavailable", findings=[
+            finding("snapshot-unavailable", **where, detail=f"reference to {entry.session_id!r}: {snap.get('reason')}")])
+    if snap.get("status") != "saved" or not isinstance(snap.get("locator"), str):
+        return ReferenceLink(entry, "invalid", findings=pre)
+    link = ReferenceLink(entry, "invalid" if problems else "resolves", findings=pre)
+    locator = snap["locator"]
+    path, why = resolve_locator(locator, root, rebase)
+    if path is None:
+        link.status = "outside-root"
+        link.findings.append(finding("outside-root", **where, locator=locator, detail=why))
+        return link
+    art = by_path.get(path)
+    if art is None or not art.is_regular:
+        link.status = "expired"
+        link.findings.append(finding("expired-locator", **where, locator=locator,
+                                     detail=f"reference to {entry.session_id!r}: the artifact is gone; the notice remains"))
+        return link
+    link.artifact = art
+    owner_dir = session_dir_name(entry.target_session)
+    if art.session_dir != owner_dir:
+        link.findings.append(finding("foreign-owner", path=art.path, session=entry.target_session, locator=locator,
+                                     detail=f"artifact is in {art.session_dir}, owner's dir is {owner_dir}"))
+    if _valid_count(snap.get("bytes")) and snap["bytes"] != art.size:
+        link.findings.append(finding("bytes-mismatch", **where, locator=locator,
+                                     detail=f"bytes: logged {snap['bytes']}, on disk {art.size}"))
+    if not check_content:
+        return link
+    conversation = entry.preview.get("conversation")
+    keep = keep_bytes_for(conversation if isinstance(conversation, list) else [])
+    try:
+        meta, views, incomplete = digest_transcript(art.path, keep)
+    except TranscriptError as exc:
+        checks[art.path] = ArtifactCheck(art, [finding("malformed-artifact", path=art.path, line=exc.line,
+                                                       session=entry.target_session, locator=locator, detail=exc.reason)])
+        return link
+    except OSError as exc:
+        checks[art.path] = ArtifactCheck(art, [finding("unreadable", path=art.path, session=entry.target_session,
+                                                       locator=locator, detail=exc.strerror or str(exc))])
+        return link
+    check = ArtifactCheck(art, messages=len(views))
+    if incomplete is not None:
+        check.findings.append(finding("incomplete-artifact", path=art.path, line=incomplete.line,
+                                      session=entry.target_session, locator=locator, detail=incomplete.reason))
+    checks[art.path] = check
+    result, disagreements = check_notice(entry.preview, entry.notice, views, stats=entry.stats, metadata=meta)
+    link.recomputed, link.disagreements = result, disagreements
+    for d in disagreements:
+        if d.field == "bytes":
+            continue  # reported above from the scan's size
+        link.findings.append(finding("omission-mismatch", **where, locator=locator,
+                                     detail=f"{d.field}: logged {d.logged}, recomputed {d.recomputed} ({d.detail})"))
+    return link
+
+
+def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> ToolSpillLink:
+    where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
+    path, why = resolve_locator(entry.locator, root, rebase)
+    if path is None:
+        link = ToolSpillLink(entry, "outside-root")
+        link.findings.append(finding("outside-root", **where, locator=entry.locator, detail=why))
+        return link
+    art = by_path.get(path)
+    if art is None or not art.is_regular:
+        link = ToolSpillLink(entry, "expired")
+        link.findings.append(finding("expired-locator", **where, locator=entry.locator,
+                                     detail=f"tool result {entry.call_id}: the artifact is gone; the notice remains"))
+        return link
+    link = ToolSpillLink(entry, "resolves", art)
+    owner_dir = session_dir_name(entry.target_session)
+    if art.session_dir != owner_dir:
+        link.findings.append(finding("foreign-owner", path=art.path, session=entry.target_session, locator=entry.locator,
+                                     detail=f"artifact is in {art.session_dir}, owner's dir is {owner_dir}"))
+    notice = entry.notice
+    preview = notice.preview
+    head, _, tail = preview.partition(FORK_GAP) if notice.fork_gap else (preview, "", "")
+    head_b, tail_b = js_utf8(head), js_utf8(tail)
+    if notice.omitted_kind == "exact" and not notice.fork_gap and notice.omitted_bytes is not None:
+        expected = len(head_b) + (notice.omitted_bytes or 0)
+        if expected != art.size:
+            link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
+                                         detail=f"omittedBytes: logged {notice.omitted_bytes}, recomputed {art.size - len(head_b)} (preview {len(head_b)} bytes, artifact {art.size})"))
+            return link
+    try:
+        fd = open_regular(art.path)
+        try:
+            n = len(head_b)
+            first = os.pread(fd, n, 0)
+            last = os.pread(fd, n, max(0, art.size - n)) if n else b""
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        link.findings.append(finding("unreadable", path=art.path, session=entry.target_session, detail=exc.strerror or str(exc)))
+        return link
+    if not notice.fork_gap and not _is_head_tail(head_b, first, last):
+        link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
+                                     detail="preview is not a head+tail of the artifact"))
+    return link
+
+
+def _is_head_tail(kept: bytes, first: bytes, last: bytes) -> bool:
+    return common_prefix(kept, first) + common_suffix(kept, last) >= len(kept)
