@@ -12,7 +12,7 @@ Severity = Literal["error", "warning", "info"]
 
 #: code → (severity, one-line meaning). Ordered as they are documented.
 CODES: dict[str, tuple[Severity, str]] = {
-    "expired-locator": ("error", "a notice's locator names no file: deleted by retention or never written"),
+    "expired-locator": ("warning", "a notice's locator names no file: deleted by retention or never written"),
     "bytes-mismatch": ("error", "a notice's bytes differ from the artifact's size on disk"),
     "omission-mismatch": ("error", "a notice's omission counts disagree with the artifact (field, logged vs recomputed)"),
     "malformed-artifact": ("error", "an artifact that does not follow the transcript format (file:line and reason)"),

@@ -1,0 +1,221 @@
+"""The inspector core: every finding code from a planted fixture, none from clean ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spillscope.demo import write_demo
+from spillscope.inspect import inspect_root, resolve_locator, scan_root
+from spillscope.inspect.findings import CODES
+from spillscope.spill.local import session_dir_name
+
+
+def codes(ins):
+    return {f.code for f in ins.findings}
+
+
+def test_upstream_fixtures_verify_clean(upstream_copy, manifest):
+    root, logs = upstream_copy
+    ins = inspect_root(root, logs)
+    assert codes(ins) == {"orphan-artifact", "snapshot-unavailable"}
+    orphans = sorted(Path(f.path).name for f in ins.findings if f.code == "orphan-artifact")
+    # The notice-too-big orphan and the dispatch-log copy (no log event) are the only ones.
+    assert orphans == ["98ddd392207f-bash.txt", "9bd982b85f0e-huge_read.txt"]
+    linked = [l for l in ins.references if l.status == "resolves"]
+    assert len(linked) == 9 and all(l.disagreements == [] for l in linked)
+    assert len(ins.tool_spills) == 6 and all(t.status == "resolves" and not t.findings for t in ins.tool_spills)
+    # Session dirs map back to their sessions through the logs.
+    assert ins.session_ids["session-349c03b8a331"] == "0b9f6c1e-3c1a-4e61-9d7a-5b2f0a1c7e01"
+
+
+def test_upstream_originals_with_rebase(manifest, tmp_path):
+    from conftest import UPSTREAM
+
+    root = tmp_path / "root"
+    shutil.copytree(UPSTREAM / "spill-root", root)
+    ins = inspect_root(root, UPSTREAM / "sessions", rebase=manifest["spillRoot"]["originalRoot"])
+    assert "expired-locator" not in codes(ins) and "outside-root" not in codes(ins)
+    without = inspect_root(root, UPSTREAM / "sessions")
+    assert "outside-root" in codes(without)
+
+
+def test_demo_is_clean_apart_from_its_planted_expiry(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    ins = inspect_root(demo.root, demo.logs)
+    assert codes(ins) == {"expired-locator", "snapshot-unavailable"}
+    assert all(CODES[f.code][0] != "error" for f in ins.findings)
+
+
+def _rewrite_log(logs: Path, old: str, new: str) -> Path:
+    for log in logs.rglob("session.v3.jsonl"):
+        data = log.read_text("utf-8")
+        if old in data:
+            log.write_text(data.replace(old, new, 1), "utf-8")
+            return log
+    raise AssertionError(f"{old!r} not found in any log")
+
+
+@pytest.fixture
+def planted(upstream_copy):
+    return upstream_copy
+
+
+def _art(root: Path, name: str) -> Path:
+    return next(root.rglob(f"*{name}"))
+
+
+def test_expired_locator(planted):
+    root, logs = planted
+    _art(root, "097f857f0415-session-reference-1.txt").unlink()
+    ins = inspect_root(root, logs)
+    f = next(f for f in ins.findings if f.code == "expired-locator")
+    assert f.locator.endswith("097f857f0415-session-reference-1.txt") and f.line == 7 and f.path.endswith("session.v3.jsonl")
+
+
+def test_bytes_mismatch(planted):
+    root, logs = planted
+    _rewrite_log(logs, '\\"bytes\\":1608', '\\"bytes\\":1609')
+    ins = inspect_root(root, logs)
+    f = next(f for f in ins.findings if f.code == "bytes-mismatch")
+    assert "logged 1609, on disk 1608" in f.detail
+
+
+def test_omission_mismatch(planted):
+    root, logs = planted
+    _rewrite_log(logs, '\\"omittedBytes\\":904', '\\"omittedBytes\\":905')
+    ins = inspect_root(root, logs)
+    f = next(f for f in ins.findings if f.code == "omission-mismatch")
+    assert "omittedBytes: logged 905, recomputed 904" in f.detail
+
+
+def test_malformed_and_incomplete_artifact(planted):
+    root, logs = planted
+    bad = _art(root, "9651076a0926-session-reference-1.txt")
+    lines = bad.read_bytes().split(b"\n")
+    idx = next(i for i, l in enumerate(lines) if l.startswith(b'"'))
+    lines[idx] = b"not json"
+    bad.write_bytes(b"\n".join(lines))
+    cut = _art(root, "e2b3ab57cf98-session-reference-1.txt")
+    cut.write_bytes(cut.read_bytes()[:900])
+    ins = inspect_root(root, logs)
+    mal = next(f for f in ins.findings if f.code == "malformed-artifact")
+    assert mal.path == str(bad) and mal.line == idx + 1
+    inc = next(f for f in ins.findings if f.code == "incomplete-artifact")
+    assert inc.path == str(cut)
+    # The rest of the browse keeps working.
+    assert sum(1 for l in ins.references if l.status == "resolves" and not l.disagreements) >= 5
+
+
+def test_foreign_owner(planted):
+    root, logs = planted
+    art = _art(root, "2765f89cd625-session-reference-2.txt")
+    other = root / "session-e71fce63634d" / art.name
+    art.rename(other)
+    _rewrite_log(logs, str(art), str(other))
+    ins = inspect_root(root, logs)
+    f = next(f for f in ins.findings if f.code == "foreign-owner")
+    assert f.path == str(other) and "session-63abfcd60ae0" in f.detail
+
+
+@pytest.mark.parametrize("locator", ["/etc/passwd", "../x", "C:\\spill\\x.txt", "s3://bucket/key", "relative/x.txt"])
+def test_outside_root(planted, locator):
+    root, logs = planted
+    old = str(_art(root, "b82b05c5af7c-session-reference-3.txt"))
+    # The locator sits in JSON inside a JSON string in the log: escape it twice.
+    _rewrite_log(logs, old, json.dumps(json.dumps(locator)[1:-1])[1:-1])
+    ins = inspect_root(root, logs)
+    assert any(f.code == "outside-root" for f in ins.findings)
+
+
+def test_locator_with_dotdot_inside_root_is_not_followed(tmp_path):
+    root = str(tmp_path / "root")
+    assert resolve_locator(root + "/session-aaaaaaaaaaaa/../x", root)[0] is None
+    assert resolve_locator(root + "/session-aaaaaaaaaaaa/x\x00y", root)[0] is None
+    assert resolve_locator(root + "/session-aaaaaaaaaaaa/x", root)[0] == root + "/session-aaaaaaaaaaaa/x"
+
+
+def test_insecure_permissions_symlink_unexpected(planted, tmp_path):
+    root, logs = planted
+    _art(root, "08f0cfdad2a6-glob.txt").chmod(0o644)
+    (root / "session-2aeeb37ec361").chmod(0o755)
+    secret = tmp_path / "secret"
+    secret.write_text("x")
+    (root / "session-2aeeb37ec361" / "aaaaaaaaaaaa-session-reference-9.txt").symlink_to(secret)
+    os.mkfifo(root / "session-2aeeb37ec361" / "bbbbbbbbbbbb-bash.txt")
+    (root / "session-2aeeb37ec361" / "cccccccccccc-dir.txt").mkdir()
+    (root / "stray-file").write_text("x")
+    ins = inspect_root(root, logs)
+    got = {(f.code, Path(f.path).name) for f in ins.findings}
+    assert ("insecure-permissions", "08f0cfdad2a6-glob.txt") in got
+    assert ("insecure-permissions", "session-2aeeb37ec361") in got
+    assert ("symlink", "aaaaaaaaaaaa-session-reference-9.txt") in got
+    assert ("unexpected-entry", "bbbbbbbbbbbb-bash.txt") in got  # a FIFO: never opened, never blocks
+    assert ("unexpected-entry", "cccccccccccc-dir.txt") in got
+    assert ("unexpected-entry", "stray-file") in got
+
+
+def test_past_retention(planted):
+    root, logs = planted
+    old = _art(root, "5a5ecd9a2f51-session-reference-1.txt")
+    then = time.time() - 10 * 86400
+    os.utime(old, (then, then))
+    ins = inspect_root(root, logs, retention_seconds=7 * 86400)
+    assert [Path(f.path).name for f in ins.findings if f.code == "past-retention"] == [old.name]
+
+
+def test_malformed_log_and_notice(planted):
+    root, logs = planted
+    log = _rewrite_log(logs, '\\"omittedMessages\\":13', '\\"omittedMessages\\":-13')
+    with open(log, "a", encoding="utf-8") as f:
+        f.write('{"type": "user/message", "seq": 99, broken\n{"torn": ')
+    ins = inspect_root(root, logs)
+    bad_lines = sorted(f.line for f in ins.findings if f.code == "malformed-log" and f.path == str(log))
+    n = len(log.read_text("utf-8").split("\n"))
+    assert bad_lines == [n - 1, n]
+    notice = next(f for f in ins.findings if f.code == "malformed-notice")
+    assert "omittedMessages is not a non-negative integer" in notice.detail and notice.line == 7
+
+
+def _without_dac(cmd: list[str]) -> list[str]:
+    """Run ``cmd`` so that file permissions apply even to root (drop the DAC override caps)."""
+    if os.geteuid() != 0:
+        return cmd
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to drop root's permission override")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *cmd]
+
+
+def test_unreadable_is_a_finding_and_the_scan_goes_on(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    locked = next(demo.root.rglob("*-session-reference-1.txt"))
+    locked.chmod(0o000)
+    code = (
+        "import json,sys; from spillscope.inspect import inspect_root;"
+        f"ins=inspect_root({str(demo.root)!r}, {str(demo.logs)!r});"
+        "print(json.dumps([[f.code, f.path] for f in ins.findings]))"
+    )
+    out = subprocess.run(_without_dac([sys.executable, "-c", code]), capture_output=True, text=True, check=True)
+    found = json.loads(out.stdout)
+    assert ["unreadable", str(locked)] in found
+    assert any(code == "expired-locator" for code, _ in found)  # the rest was still verified
+
+
+def test_scan_reads_no_content_and_never_follows(tmp_path):
+    root = tmp_path / "root"
+    (root / session_dir_name("s")).mkdir(parents=True)
+    (root / session_dir_name("s")).chmod(0o700)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "aaaaaaaaaaaa-bash.txt").write_text("x")
+    (root / "session-000000000000").symlink_to(outside)
+    scan = scan_root(root)
+    assert [f.code for f in scan.findings] == ["symlink"]
+    assert all(not a.path.startswith(str(outside)) for a in scan.artifacts())
