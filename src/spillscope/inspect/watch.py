@@ -166,7 +166,7 @@ def watch_root(
         try:
             for changes in watchfiles.watch(
                 state.root, stop_event=stop, rust_timeout=tick_ms, yield_on_timeout=True,
-                debounce=50, step=20, recursive=True, raise_interrupt=False, ignore_permission_denied=True,
+                debounce=50, step=20, recursive=True, ignore_permission_denied=True,
             ):
                 if _root_id(state.root) != ident:
                     break  # deleted (or replaced): settle it in the outer loop

@@ -1,0 +1,271 @@
+"""The CLI through its real entry point (subprocess): ls, cat, verify, watch, demo."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from spillscope.demo import write_demo
+
+from conftest import UPSTREAM
+
+
+def run(*args: str, check: bool = False, **kw) -> subprocess.CompletedProcess[bytes]:
+    proc = subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, timeout=120, **kw)
+    if check:
+        assert proc.returncode == 0, proc.stderr.decode()
+    return proc
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return write_demo(tmp_path_factory.mktemp("d") / "demo")
+
+
+def test_console_script_and_module_agree(demo):
+    a = run("ls", str(demo.root), "--json", check=True)
+    exe = Path(sys.executable).parent / "spillscope"
+    b = subprocess.run([str(exe), "ls", str(demo.root), "--json"], capture_output=True, check=True)
+    strip = lambda d: [(s["dir"], [x["name"] for x in s["artifacts"]]) for s in json.loads(d)["sessions"]]
+    assert strip(a.stdout) == strip(b.stdout)
+
+
+def test_ls_json_shape(demo):
+    data = json.loads(run("ls", str(demo.root), "--logs", str(demo.logs), "--json", check=True).stdout)
+    kinds = sorted(a["kind"] for s in data["sessions"] for a in s["artifacts"])
+    assert kinds == ["session-reference-transcript"] + ["tool-output"] * 3
+    ids = {s["sessionId"] for s in data["sessions"]}
+    assert {"demo-tools", "demo-target-research", "demo-target-build"} <= ids
+    assert data["summary"] == {"expired-locator": 1, "snapshot-unavailable": 1}
+    for s in data["sessions"]:
+        for a in s["artifacts"]:
+            assert a["mode"] == "0600" and a["size"] > 0 and a["ageSeconds"] >= 0
+
+
+def test_ls_human_table(demo):
+    out = run("ls", str(demo.root), "--logs", str(demo.logs), check=True).stdout.decode()
+    assert "demo-tools" in out and "session-reference-transcript" in out and "expired-locator" in out
+
+
+def test_verify_clean_demo_exits_0_and_fail_on_is_respected(demo):
+    ok = run("verify", str(demo.root), "--logs", str(demo.logs), "--json")
+    assert ok.returncode == 0, ok.stdout
+    report = json.loads(ok.stdout)
+    assert report["summary"] == {"expired-locator": 1, "snapshot-unavailable": 1}
+    f = next(f for f in report["findings"] if f["code"] == "expired-locator")
+    assert set(f) == {"code", "severity", "path", "line", "session", "locator", "detail"}
+    assert f["line"] == 3 and f["session"] == "demo-target-build"
+    strict = run("verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "expired-locator")
+    assert strict.returncode == 1 and b"FAIL" in strict.stdout
+    assert run("verify", str(demo.root), "--fail-on", "warning,nonsense").returncode == 2
+    assert run("verify", "/nonexistent/root").returncode == 2
+
+
+def test_verify_upstream_clean(upstream_copy):
+    root, logs = upstream_copy
+    proc = run("verify", str(root), "--logs", str(logs), "--json")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["summary"] == {"orphan-artifact": 2, "snapshot-unavailable": 2}
+
+
+def test_verify_fails_on_a_mismatch(upstream_copy):
+    root, logs = upstream_copy
+    log = next(p for p in logs.rglob("session.v3.jsonl") if '\\"omittedBytes\\":904' in p.read_text("utf-8"))
+    log.write_text(log.read_text("utf-8").replace('\\"omittedBytes\\":904', '\\"omittedBytes\\":1'), "utf-8")
+    proc = run("verify", str(root), "--logs", str(logs), "--json")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["summary"]["omission-mismatch"] >= 1
+
+
+def test_verify_retention(demo):
+    proc = run("verify", str(demo.root), "--retention", "0s", "--json", "--fail-on", "past-retention")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["summary"]["past-retention"] == 4
+
+
+def test_cat_json_is_exact_for_every_upstream_transcript(manifest):
+    for art in manifest["artifacts"]:
+        if art["kind"] != "session-reference-transcript":
+            continue
+        proc = run("cat", str(UPSTREAM / "spill-root" / art["path"]), "--json", check=True)
+        assert proc.stdout.isascii()
+        data = json.loads(proc.stdout)
+        assert [m["text"] for m in data["messages"]] == [m["text"] for m in art["messages"]]
+        assert data["metadata"] == art["capture"] and data["complete"] is True
+
+
+def test_cat_message_plain_with_surrogate_warning(manifest):
+    art = next(a for a in manifest["artifacts"] if a["path"].endswith("6b106d88b3ca-session-reference-2.txt"))
+    proc = run("cat", str(UPSTREAM / "spill-root" / art["path"]), "--message", "1", check=True)
+    expected = art["messages"][0]["text"].encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+    assert proc.stdout == expected
+    assert b"lone surrogate" in proc.stderr
+
+
+def test_cat_message_exact_bytes_and_tool_output(manifest):
+    art = next(a for a in manifest["artifacts"] if a["path"].endswith("e2b3ab57cf98-session-reference-1.txt"))
+    path = str(UPSTREAM / "spill-root" / art["path"])
+    for i, msg in enumerate(art["messages"], 1):
+        if "\ud800" <= max(msg["text"]) and any(0xD800 <= ord(c) <= 0xDFFF for c in msg["text"]):
+            continue
+        assert run("cat", path, "--message", str(i), check=True).stdout == msg["text"].encode()
+    tool = next(a for a in manifest["artifacts"] if a["kind"] == "tool-output")
+    tpath = UPSTREAM / "spill-root" / tool["path"]
+    assert run("cat", str(tpath), check=True).stdout == tpath.read_bytes()
+
+
+def test_cat_malformed_and_missing(tmp_path):
+    bad = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    bad.write_text("## Referenced session — full projected snapshot\n\nnope\n")
+    proc = run("cat", str(bad))
+    assert proc.returncode == 1 and f"{bad}:3:".encode() in proc.stderr
+    assert run("cat", str(tmp_path / "gone.txt")).returncode == 2
+
+
+def test_cat_to_a_terminal_escapes_controls(demo, tmp_path):
+    """Through a real pty: escape sequences are made visible unless --raw."""
+    import pty
+
+    path = str(next(demo.root.rglob("*-grep.txt")))
+
+    def through_pty(*extra: str) -> bytes:
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(sys.executable, [sys.executable, "-m", "spillscope", "cat", path, *extra])
+        chunks = []
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.waitpid(pid, 0)
+        return b"".join(chunks)
+
+    safe = through_pty()
+    assert b"\x1b[31m" not in safe and b"\x1b]0;" not in safe and "␛[31m".encode() in safe
+    raw = through_pty("--raw")
+    assert b"\x1b[31m" in raw
+
+
+def _snapshot(*dirs: Path) -> dict[str, tuple[str, int, int]]:
+    out = {}
+    for d in dirs:
+        for p in [d, *d.rglob("*")]:
+            st = os.lstat(p)
+            digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and not p.is_symlink() else ""
+            out[str(p)] = (digest, st.st_mode, st.st_mtime_ns)
+    return out
+
+
+def test_every_command_leaves_root_and_logs_byte_identical(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    before = _snapshot(demo.root, demo.logs)
+    art = str(next(demo.root.rglob("*-session-reference-1.txt")))
+    for args in (
+        ["ls", str(demo.root)],
+        ["ls", str(demo.root), "--logs", str(demo.logs), "--json"],
+        ["verify", str(demo.root), "--logs", str(demo.logs), "--retention", "1d"],
+        ["verify", str(demo.root), "--logs", str(demo.logs), "--json"],
+        ["cat", art], ["cat", art, "--json"], ["cat", art, "--message", "2"],
+    ):
+        run(*args)
+    assert _snapshot(demo.root, demo.logs) == before
+
+
+def test_watch_reports_added_modified_deleted(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    session = next(p for p in demo.root.iterdir() if any(p.iterdir()))
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(demo.root), "--json", "--initial"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines: queue.Queue[dict] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(l)) for l in proc.stdout], daemon=True).start()
+
+    def wait_for(pred, timeout=10.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                ev = lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if pred(ev):
+                return ev
+        raise AssertionError("event not seen")
+
+    try:
+        wait_for(lambda e: e["event"] == "added")  # the initial listing: the watcher is up
+        time.sleep(0.3)
+        new = session / "abcdefabcdef-bash.txt"
+        new.write_text("first")
+        ev = wait_for(lambda e: e["path"] == str(new) and e["event"] == "added")
+        assert ev == {"event": "added", "path": str(new), "session": session.name, "kind": "tool-output"}
+        time.sleep(0.2)
+        with open(new, "a") as f:
+            f.write(" and more")
+        wait_for(lambda e: e["path"] == str(new) and e["event"] == "modified")
+        new.unlink()
+        wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    assert proc.returncode in (0, 130)
+
+
+def test_watch_follows_a_root_that_is_deleted_and_recreated(tmp_path):
+    import shutil
+
+    root = tmp_path / "root"
+    (root / "session-aaaaaaaaaaaa").mkdir(parents=True)
+    (root / "session-aaaaaaaaaaaa" / "111111111111-bash.txt").write_text("x")
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root), "--json", "--initial"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines: queue.Queue[dict] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(l)) for l in proc.stdout], daemon=True).start()
+    seen: list[dict] = []
+
+    def wait_for(pred, timeout=10.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                ev = lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            seen.append(ev)
+            if pred(ev):
+                return ev
+        raise AssertionError(f"event not seen; got {seen}")
+
+    try:
+        wait_for(lambda e: e["event"] == "added")
+        shutil.rmtree(root)
+        wait_for(lambda e: e["event"] == "root-missing")
+        (root / "session-bbbbbbbbbbbb").mkdir(parents=True)
+        time.sleep(0.3)
+        (root / "session-bbbbbbbbbbbb" / "222222222222-grep.txt").write_text("y")
+        wait_for(lambda e: e["event"] == "added" and e["path"].endswith("222222222222-grep.txt"))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    assert any(e["event"] == "deleted" and e["path"].endswith("111111111111-bash.txt") for e in seen)
+
+
+def test_demo_command_writes_and_lists(tmp_path):
+    proc = run("demo", "--dir", str(tmp_path / "d"), "--no-tui", check=True)
+    assert b"demo-target-research" in proc.stdout
+    assert (tmp_path / "d" / "spill-root").is_dir()
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "file").write_text("keep")
+    assert run("demo", "--dir", str(tmp_path / "precious"), "--no-tui").returncode != 0
+    assert (tmp_path / "precious" / "file").read_text() == "keep"
