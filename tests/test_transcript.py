@@ -218,7 +218,7 @@ def test_lazy_index_reads_the_middle_of_a_giant_single_line_message(tmp_path):
     assert idx.read(1, len(norm) - 10) == norm[-10:]
     assert idx.read(1, 0, 3) == norm[:3]
     # Memory is proportional to the index: a checkpoint per 128 fragments.
-    assert len(msg.checkpoints) == 2 * ((msg.fragments + 127) // 128)
+    assert len(msg.checkpoints) == 4 * ((msg.fragments + 127) // 128)
 
 
 def test_index_on_upstream_huge_message(manifest):
@@ -228,3 +228,18 @@ def test_index_on_upstream_huge_message(manifest):
     assert idx.messages[0].code_points == art["messages"][0]["codePoints"]
     assert idx.messages[0].utf8_bytes == art["messages"][0]["utf8Bytes"]
     assert idx.read(1, 10_000, 64) == text[10_000:10_064]
+
+
+def test_index_positions_lines_and_bytes(tmp_path):
+    text = "".join(f"line {i} 界😀\n" for i in range(5000)) + "end"
+    path = tmp_path / "t.txt"
+    path.write_bytes(js_utf8(render_transcript(_data(["first", text]), 3)))
+    idx = TranscriptIndex.build(path)
+    assert idx.messages[1].newlines == 5000
+    for line in (0, 1, 77, 2500, 4999, 5000):
+        cp = idx.offset_of_line(2, line)
+        assert text[:cp].count("\n") == line and (cp == 0 or text[cp - 1] == "\n")
+        assert idx.position(2, cp) == (line, len(text[:cp].encode()))
+    for byte in (0, 5, 9, 10, 11, 12, 13, 1000, 77777):
+        cp = idx.offset_of_byte(2, byte)
+        assert len(text[:cp].encode()) <= byte < len(text[: cp + 1].encode())

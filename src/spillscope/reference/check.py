@@ -104,6 +104,26 @@ def marker_count(preview_text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def seen_byte_ranges(preview_text: str, original: MessageView | str) -> list[tuple[int, int]] | None:
+    """Byte ranges of the original message that the model saw through this preview text:
+    everything when identical, head and tail when shortened, nothing when emptied.
+    ``None`` when the preview is not a retention of this message at all."""
+    view = MessageView.of_text("", original) if isinstance(original, str) else original
+    n = shortened_omission(preview_text, view)
+    if n is None:
+        return None
+    if n == 0:
+        return [(0, view.nbytes)]
+    if preview_text == "":
+        return []
+    m = _MARKER.search(preview_text)
+    assert m is not None
+    kept = js_utf8(preview_text[: m.start()])
+    head = min(common_prefix(kept, view.head[: len(kept)]), len(kept))
+    tail = len(kept) - head
+    return [r for r in ((0, head), (view.nbytes - tail, view.nbytes)) if r[1] > r[0]]
+
+
 def keep_bytes_for(conversation: Sequence[Any]) -> int:
     """How many bytes of each end of a message the checker needs for this preview."""
     sizes = [len(js_utf8(m["text"])) for m in conversation if isinstance(m, Mapping) and isinstance(m.get("text"), str)]

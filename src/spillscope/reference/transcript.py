@@ -428,8 +428,9 @@ def parse_transcript(text: str) -> Transcript:
 
 @dataclass
 class MessageIndex:
-    """Where one message lives in the file. ``checkpoints`` holds (byte offset, code point
-    offset) pairs for every ``CHECKPOINT_EVERY``-th fragment line."""
+    """Where one message lives in the file. ``checkpoints`` holds, for every
+    ``CHECKPOINT_EVERY``-th fragment line, where it starts in the file and how many code
+    points, UTF-8 bytes and newlines of the text come before it."""
 
     index: int
     role: str
@@ -440,6 +441,8 @@ class MessageIndex:
     fragments: int = 0
     code_points: int = 0
     utf8_bytes: int = 0
+    newlines: int = 0
+    #: Flat (file offset, code point, text byte, newline count) quadruples.
     checkpoints: array = field(default_factory=lambda: array("q"))
 
     @property
@@ -470,11 +473,11 @@ class TranscriptIndex:
             if isinstance(ev, Fragment):
                 assert cur is not None
                 if cur.fragments % CHECKPOINT_EVERY == 0:
-                    cur.checkpoints.append(ev.offset)
-                    cur.checkpoints.append(cur.code_points)
+                    cur.checkpoints.extend((ev.offset, cur.code_points, cur.utf8_bytes, cur.newlines))
                 cur.fragments += 1
                 cur.code_points += ev.code_points
                 cur.utf8_bytes += ev.utf8_bytes
+                cur.newlines += ev.text.count("\n")
                 cur.end = ev.offset
             elif isinstance(ev, MessageStart):
                 cur = MessageIndex(ev.index, ev.role, ev.line, ev.line + 2, ev.offset, ev.offset)
@@ -495,57 +498,113 @@ class TranscriptIndex:
             raise TranscriptError(path, incomplete.line if incomplete else 1, incomplete.reason if incomplete else "empty file")
         return cls(path, meta, messages, incomplete, os.stat(path).st_size, max_line_bytes)
 
-    def read(self, k: int, start: int = 0, count: int | None = None) -> str:
-        """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""
-        msg = self.messages[k - 1]
-        start = max(0, min(start, msg.code_points))
-        stop = msg.code_points if count is None else min(msg.code_points, start + max(0, count))
-        if stop <= start:
-            return ""
+    def _checkpoint(self, msg: MessageIndex, field_no: int, value: int) -> int:
+        """Index of the last checkpoint whose ``field_no`` value is <= ``value``."""
         cps = msg.checkpoints
-        # Last checkpoint at or before `start` (pairs: offset, code point).
-        lo, hi = 0, len(cps) // 2 - 1
+        lo, hi = 0, len(cps) // 4 - 1
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if cps[2 * mid + 1] <= start:
+            if cps[4 * mid + field_no] <= value:
                 lo = mid
             else:
                 hi = mid - 1
-        offset, cp = cps[2 * lo], cps[2 * lo + 1]
-        out: list[str] = []
+        return lo
+
+    def _fragments_from(self, msg: MessageIndex, cp_index: int) -> Iterator[str]:
+        """Decoded fragments of ``msg`` from checkpoint ``cp_index`` on, read with ``pread``."""
+        offset = msg.checkpoints[4 * cp_index]
         fd = open_regular(self.path)
         try:
             pending = b""
-            while cp < stop and offset < msg.end:
+            while offset < msg.end:
                 chunk = os.pread(fd, min(1 << 16, msg.end - offset), offset)
                 if not chunk:
                     break
                 offset += len(chunk)
                 pending += chunk
                 lines = pending.split(b"\n")
-                pending = lines.pop() if offset < msg.end else b""
-                if offset >= msg.end and lines and lines[-1] == b"" and pending == b"":
-                    lines.pop()
+                pending = b"" if offset >= msg.end else lines.pop()
                 for raw in lines:
-                    if not raw:
-                        continue
-                    frag = loads_exact(raw)
-                    n = len(frag)
-                    if cp + n > start:
-                        out.append(frag[max(0, start - cp) : stop - cp])
-                    cp += n
-                    if cp >= stop:
-                        break
-                if offset >= msg.end and pending:
-                    frag = loads_exact(pending)
-                    n = len(frag)
-                    if cp + n > start:
-                        out.append(frag[max(0, start - cp) : stop - cp])
-                    cp += n
-                    pending = b""
+                    if raw:
+                        yield loads_exact(raw)
         finally:
             os.close(fd)
+
+    def read(self, k: int, start: int = 0, count: int | None = None) -> str:
+        """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""
+        msg = self.messages[k - 1]
+        start = max(0, min(start, msg.code_points))
+        stop = msg.code_points if count is None else min(msg.code_points, start + max(0, count))
+        if stop <= start or not msg.checkpoints:
+            return ""
+        c = self._checkpoint(msg, 1, start)
+        cp = msg.checkpoints[4 * c + 1]
+        out: list[str] = []
+        for frag in self._fragments_from(msg, c):
+            n = len(frag)
+            if cp + n > start:
+                out.append(frag[max(0, start - cp) : stop - cp])
+            cp += n
+            if cp >= stop:
+                break
         return js_normalize("".join(out))
+
+    def position(self, k: int, cp_offset: int) -> tuple[int, int]:
+        """(0-based line, UTF-8 byte offset) of code point ``cp_offset`` in message ``k``."""
+        msg = self.messages[k - 1]
+        cp_offset = max(0, min(cp_offset, msg.code_points))
+        if not msg.checkpoints:
+            return 0, 0
+        c = self._checkpoint(msg, 1, cp_offset)
+        _, cp, nbytes, lines = msg.checkpoints[4 * c : 4 * c + 4]
+        for frag in self._fragments_from(msg, c):
+            if cp + len(frag) >= cp_offset:
+                part = frag[: cp_offset - cp]
+                return lines + part.count("\n"), nbytes + utf8_len(part)
+            cp += len(frag)
+            nbytes += utf8_len(frag)
+            lines += frag.count("\n")
+        return lines, nbytes
+
+    def offset_of_line(self, k: int, line: int) -> int:
+        """Code point offset where 0-based ``line`` of message ``k`` starts (clamped)."""
+        msg = self.messages[k - 1]
+        if line <= 0 or not msg.checkpoints:
+            return 0
+        line = min(line, msg.newlines)
+        c = self._checkpoint(msg, 3, line - 1)
+        _, cp, _, lines = msg.checkpoints[4 * c : 4 * c + 4]
+        for frag in self._fragments_from(msg, c):
+            at = -1
+            while lines < line:
+                at = frag.find("\n", at + 1)
+                if at < 0:
+                    break
+                lines += 1
+            if lines >= line and at >= 0:
+                return cp + at + 1
+            cp += len(frag)
+        return msg.code_points
+
+    def offset_of_byte(self, k: int, byte: int) -> int:
+        """Code point offset of the character holding UTF-8 byte ``byte`` of message ``k``."""
+        msg = self.messages[k - 1]
+        if byte <= 0 or not msg.checkpoints:
+            return 0
+        c = self._checkpoint(msg, 2, byte)
+        _, cp, nbytes, _ = msg.checkpoints[4 * c : 4 * c + 4]
+        for frag in self._fragments_from(msg, c):
+            size = utf8_len(frag)
+            if nbytes + size > byte:
+                for ch in frag:
+                    w = utf8_len(ch)
+                    if nbytes + w > byte:
+                        return cp
+                    nbytes += w
+                    cp += 1
+            cp += len(frag)
+            nbytes += size
+        return msg.code_points
 
     def text(self, k: int) -> str:
         return self.read(k)

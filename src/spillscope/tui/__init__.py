@@ -1,0 +1,1 @@
+"""The Textual front end: app, screens, widgets and one stylesheet."""

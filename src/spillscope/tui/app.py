@@ -1,0 +1,305 @@
+"""The spillscope Textual app: browse a spill root, a reference beside its notice, the
+transcript reader, and a live watch. It only calls the inspector core; I/O runs in
+workers so the interface never waits on the disk."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Iterable
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
+
+from ..inspect.findings import CODES
+from ..inspect.verify import Inspection, ReferenceLink, inspect_root
+from ..inspect.watch import awatch_root
+from ..reference.check import MessageView, digest_transcript, keep_bytes_for, seen_byte_ranges
+from .document import Document, open_document
+from .screens import HelpScreen, ReaderScreen
+from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
+
+
+class SpillscopeApp(App[None]):
+    CSS_PATH = "spillscope.tcss"
+    TITLE = "spillscope"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("slash", "filter", "Filter"),
+        Binding("f", "cycle_code", "Finding filter"),
+        Binding("p", "toggle_pause", "Pause watch"),
+        Binding("r", "refresh", "Rescan"),
+        Binding("enter", "open", "Open", show=False),
+    ]
+    paused: reactive[bool] = reactive(False)
+    root_missing: reactive[bool] = reactive(False)
+
+    def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True) -> None:
+        super().__init__()
+        self.root_path = os.path.abspath(root)
+        self.logs_path = os.path.abspath(logs) if logs else None
+        self.rebase = rebase
+        self.watch_enabled = watch
+        self.inspection: Inspection | None = None
+        self.code_filter: str | None = None
+        self.text_filter = ""
+        self.pending_changes = 0
+        self._rescan_scheduled = False
+        self.loads = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter: text…  (f: finding filter)", id="filter")
+                yield Static(id="filter-state", markup=False)
+                yield BrowseTree(id="tree")
+            with ContentSwitcher(initial="welcome", id="detail"):
+                yield Static("Loading…", id="welcome", markup=False)
+                with VerticalScroll(id="info-pane"):
+                    yield Static(id="info", markup=False)
+                yield ReferencePanel(id="reference")
+        yield Static(id="status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.root_path
+        self.query_one(BrowseTree).focus()
+        self.update_filter_state()
+        self.rescan()
+        if self.watch_enabled:
+            self.watch_root()
+
+    # Loading -----------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="scan")
+    def rescan(self) -> None:
+        ins = inspect_root(self.root_path, self.logs_path, rebase=self.rebase)
+        self.call_from_thread(self.show_inspection, ins)
+
+    def show_inspection(self, ins: Inspection) -> None:
+        self.inspection = ins
+        self.loads += 1
+        self.root_missing = not ins.scan.exists
+        self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
+        if self.query_one(ContentSwitcher).current == "welcome":
+            self.query_one("#welcome", Static).update(
+                "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key.")
+        else:
+            self.refresh_detail()
+        self.update_status()
+
+    def update_status(self) -> None:
+        ins = self.inspection
+        parts = []
+        if self.root_missing:
+            parts.append("⚠ ROOT MISSING — waiting for it to come back")
+        if ins is not None:
+            summary = ins.summary()
+            parts.append(f"{len(ins.scan.artifacts())} artifacts · {len(ins.references)} references · "
+                         + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings"))
+        if self.watch_enabled:
+            parts.append("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
+                         if self.paused else "● live")
+        self.query_one("#status", Static).update("  ·  ".join(parts))
+
+    @work(exclusive=True, group="watch")
+    async def watch_root(self) -> None:
+        async for batch in awatch_root(self.root_path):
+            if any(ev.event == "root-missing" for ev in batch):
+                self.root_missing = True
+            if any(ev.event == "root-restored" for ev in batch):
+                self.root_missing = False
+            if self.paused:
+                self.pending_changes += len(batch)
+                self.update_status()
+                continue
+            self.schedule_rescan()
+
+    def schedule_rescan(self) -> None:
+        # Coalesce bursts: one rescan per 100 ms at most.
+        if not self._rescan_scheduled:
+            self._rescan_scheduled = True
+            self.set_timer(0.1, self._do_rescan)
+
+    def _do_rescan(self) -> None:
+        self._rescan_scheduled = False
+        self.rescan()
+
+    # Detail ------------------------------------------------------------------------
+    @on(BrowseTree.NodeHighlighted)
+    def highlighted(self, event: BrowseTree.NodeHighlighted[NodeData]) -> None:
+        self.show_detail(event.node.data)
+
+    @on(BrowseTree.NodeSelected)
+    def selected(self, event: BrowseTree.NodeSelected[NodeData]) -> None:
+        data = event.node.data
+        if data is not None and data.kind in ("reference", "artifact", "tool-spill"):
+            self.open_reader(data)
+
+    def refresh_detail(self) -> None:
+        node = self.query_one(BrowseTree).cursor_node
+        self.show_detail(node.data if node else None)
+
+    def show_detail(self, data: NodeData | None) -> None:
+        switcher = self.query_one(ContentSwitcher)
+        info = self.query_one("#info", Static)
+        ins = self.inspection
+        if data is None or ins is None:
+            return
+        if data.kind == "reference":
+            switcher.current = "reference"
+            self.query_one(ReferencePanel).show(data.obj)
+            return
+        switcher.current = "info-pane"
+        if data.kind == "artifact":
+            info.update(artifact_renderable(data.obj, ins.findings_for(data.key), ins.session_ids.get(data.obj.session_dir)))
+        elif data.kind == "tool-spill":
+            info.update(tool_spill_renderable(data.obj))
+        elif data.kind == "session":
+            group = data.obj
+            sid = ins.session_ids.get(data.key)
+            lines = [safe(f"session dir {data.key}\nsession id  {sid or '(no log names it)'}\n"),
+                     safe(f"{len(group['dir'].artifacts) if group['dir'] else 0} artifacts, "
+                          f"{len(group['refs'])} references, {len(group['tools'])} tool spills")]
+            if group["dir"] is None:
+                lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
+            from rich.console import Group
+
+            info.update(Group(*lines))
+        else:
+            from rich.console import Group
+
+            info.update(Group(safe(f"spill root {ins.root}", "bold"), safe(f"logs {self.logs_path or '(none)'}"),
+                              *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
+
+    # Reader ------------------------------------------------------------------------
+    def action_open(self) -> None:
+        node = self.query_one(BrowseTree).cursor_node
+        if node is not None and node.data is not None:
+            self.open_reader(node.data)
+
+    def open_reader(self, data: NodeData) -> None:
+        ins = self.inspection
+        if ins is None:
+            return
+        if data.kind == "reference":
+            link: ReferenceLink = data.obj
+            if link.artifact is None:
+                self.notify("No artifact to open: " + {"expired": "the locator has expired (the artifact is gone)",
+                                                        "unavailable": "the notice says no snapshot was saved",
+                                                        "intact": "nothing was omitted, so nothing was saved"}.get(link.status, link.status),
+                            severity="warning")
+                return
+            art = link.artifact
+        elif data.kind == "tool-spill":
+            art = data.obj.artifact
+            if art is None:
+                self.notify("No artifact to open: the locator has expired", severity="warning")
+                return
+        elif data.kind == "artifact":
+            art = data.obj
+        else:
+            return
+        if not art.is_regular or art.kind == "unknown":
+            self.notify("This entry cannot be opened (not a regular artifact file)", severity="warning")
+            return
+        self.load_reader(art.path, art.kind, art.name)
+
+    @work(thread=True, exclusive=True, group="open")
+    def load_reader(self, path: str, kind: str, title: str) -> None:
+        try:
+            document = open_document(path, kind)
+        except Exception as exc:  # a malformed or vanished artifact shows its error, never crashes
+            self.call_from_thread(self.notify, f"cannot open {title}: {exc}", severity="error", timeout=8)
+            return
+        seen = self.seen_ranges(path, document)
+        forbidden = [p for p in (self.root_path, self.logs_path) if p]
+        self.call_from_thread(self.push_screen, ReaderScreen(document, title, seen, forbidden))
+
+    def seen_ranges(self, path: str, document: Document) -> dict[int, list[tuple[int, int]] | None]:
+        """Per transcript message, the byte ranges the model saw (from the linked preview)."""
+        ins = self.inspection
+        links = [l for l in (ins.references if ins else []) if l.artifact is not None and l.artifact.path == path and l.recomputed]
+        if not links:
+            return {m.index: None for m in document.messages}
+        link = links[0]
+        conv = link.entry.preview.get("conversation") or []
+        try:
+            _, views, _ = digest_transcript(path, keep_bytes_for(conv))
+        except Exception:
+            return {m.index: None for m in document.messages}
+        seen: dict[int, list[tuple[int, int]] | None] = {m.index: [] for m in document.messages}
+        for i, src in enumerate(link.recomputed.sources if link.recomputed else ()):
+            if src is not None and src - 1 < len(views) and isinstance(conv[i], dict):
+                ranges = seen_byte_ranges(str(conv[i].get("text", "")), views[src - 1])
+                seen[src] = ranges if ranges is not None else []
+        return seen
+
+    # Filters and commands ----------------------------------------------------------
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.text_filter = event.value
+        if self.inspection is not None:
+            self.query_one(BrowseTree).populate(self.inspection, self.text_filter, self.code_filter)
+
+    @on(Input.Submitted, "#filter")
+    def filter_submitted(self) -> None:
+        self.query_one(BrowseTree).focus()
+
+    def action_cycle_code(self) -> None:
+        present = sorted({f.code for f in self.inspection.findings}) if self.inspection else []
+        cycle: list[str | None] = [None, *present]
+        at = cycle.index(self.code_filter) if self.code_filter in cycle else 0
+        self.set_code_filter(cycle[(at + 1) % len(cycle)])
+
+    def set_code_filter(self, code: str | None) -> None:
+        self.code_filter = code
+        self.update_filter_state()
+        if self.inspection is not None:
+            self.query_one(BrowseTree).populate(self.inspection, self.text_filter, self.code_filter)
+
+    def update_filter_state(self) -> None:
+        self.query_one("#filter-state", Static).update(
+            f"finding filter: {self.code_filter}" if self.code_filter else "finding filter: all (press f)")
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if not self.paused and self.pending_changes:
+            self.pending_changes = 0
+            self.rescan()
+        self.update_status()
+
+    def action_refresh(self) -> None:
+        self.rescan()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def watch_root_missing(self) -> None:
+        if self.is_mounted:
+            self.update_status()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Pause / resume live watch", "Stop or restart applying changes", self.action_toggle_pause)
+        yield SystemCommand("Rescan", "Scan the spill root and logs again", self.action_refresh)
+        yield SystemCommand("Show all findings", "Clear the finding filter", lambda: self.set_code_filter(None))
+        for code in CODES:
+            yield SystemCommand(f"Filter: {code}", CODES[code][1], lambda c=code: self.set_code_filter(c))
+        yield SystemCommand("Help", "Keys and conventions", self.action_help)
+
+
+def run(root: str, logs: str | None = None) -> None:  # pragma: no cover - manual entry
+    SpillscopeApp(root, logs).run()
+
+
+__all__ = ["SpillscopeApp", "asyncio", "run"]

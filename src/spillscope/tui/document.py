@@ -1,0 +1,99 @@
+"""What the reader shows: a transcript (through the core's lazy index) or a tool output,
+behind one small interface. Only the core parses formats; this adapts them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Protocol
+
+from .._fs import open_regular
+from .._text import js_normalize, utf8_len
+from ..reference.transcript import TranscriptIndex
+
+#: Tool outputs bigger than this are shown from their start only.
+MAX_PLAIN_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class DocMessage:
+    index: int
+    role: str
+    code_points: int
+    utf8_bytes: int
+    lines: int
+
+
+class Document(Protocol):
+    path: str
+    messages: list[DocMessage]
+    note: str
+
+    def read(self, k: int, start: int = 0, count: int | None = None) -> str: ...
+    def position(self, k: int, cp: int) -> tuple[int, int]: ...
+    def offset_of_line(self, k: int, line: int) -> int: ...
+    def offset_of_byte(self, k: int, byte: int) -> int: ...
+
+
+class TranscriptDocument:
+    def __init__(self, index: TranscriptIndex) -> None:
+        self.index = index
+        self.path = index.path
+        self.messages = [DocMessage(m.index, m.role, m.code_points, m.utf8_bytes, m.newlines + 1) for m in index.messages]
+        self.note = "" if index.incomplete is None else f"incomplete: {index.incomplete.reason}"
+
+    @classmethod
+    def open(cls, path: str) -> TranscriptDocument:
+        return cls(TranscriptIndex.build(path))
+
+    def read(self, k: int, start: int = 0, count: int | None = None) -> str:
+        return self.index.read(k, start, count)
+
+    def position(self, k: int, cp: int) -> tuple[int, int]:
+        return self.index.position(k, cp)
+
+    def offset_of_line(self, k: int, line: int) -> int:
+        return self.index.offset_of_line(k, line)
+
+    def offset_of_byte(self, k: int, byte: int) -> int:
+        return self.index.offset_of_byte(k, byte)
+
+
+class PlainDocument:
+    """A tool-output artifact: one message, decoded once (bounded by MAX_PLAIN_BYTES)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        fd = open_regular(path)
+        try:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, min(size, MAX_PLAIN_BYTES), 0)
+        finally:
+            os.close(fd)
+        self.note = f"showing the first {MAX_PLAIN_BYTES >> 20} MiB of {size} bytes" if size > MAX_PLAIN_BYTES else ""
+        self.text = js_normalize(data.decode("utf-8", "replace"))
+        self.messages = [DocMessage(1, "tool output", len(self.text), len(data), self.text.count("\n") + 1)]
+
+    def read(self, k: int, start: int = 0, count: int | None = None) -> str:
+        return self.text[start : None if count is None else start + count]
+
+    def position(self, k: int, cp: int) -> tuple[int, int]:
+        head = self.text[:cp]
+        return head.count("\n"), utf8_len(head)
+
+    def offset_of_line(self, k: int, line: int) -> int:
+        at = -1
+        for _ in range(max(0, line)):
+            at = self.text.find("\n", at + 1)
+            if at < 0:
+                return len(self.text)
+        return at + 1
+
+    def offset_of_byte(self, k: int, byte: int) -> int:
+        return len(self.text.encode("utf-8", "surrogatepass")[: max(0, byte)].decode("utf-8", "ignore"))
+
+
+def open_document(path: str, kind: str) -> Document:
+    if kind == "session-reference-transcript":
+        return TranscriptDocument.open(path)
+    return PlainDocument(path)

@@ -1,0 +1,348 @@
+"""Screens: the transcript reader, the help screen and the small input modals."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, Markdown, Static
+from textual.worker import get_current_worker
+
+from .._text import js_utf8, lone_surrogate_count
+from .document import Document
+from .textview import TextView
+
+HELP = """\
+# spillscope
+
+**Browse** — `↑`/`↓` move, `Enter` opens a reference's transcript or an artifact,
+`/` filters the tree by text, `f` cycles the finding filter, `p` pauses the live watch,
+`r` rescans, `ctrl+p` opens the command palette (themes too), `q` quits.
+
+**Reader** — `n`/`N` next/previous message, `g` go to (`m 3`, `l 120`, `b 5000`,
+`c 100000`, or a bare line number), `w` wraps on/off, `/` searches (prefix `re:` for a
+regex), `F3`/`shift+F3` next/previous hit, `y` copies the message, `e` exports it to a
+file, `Escape` goes back.
+
+Search hits are green when the model **saw** them (inside the preview) and red when
+they were **omitted** (only in the saved artifact).
+
+Text is shown inert: escape sequences and controls appear as `␛`, `␀`, `⏎` (lone CR),
+`⟨U+202E⟩`; lone surrogates as `⟨lone U+D800⟩`; markup is never interpreted.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box"):
+            yield Markdown(HELP)
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """A one-line prompt; dismisses with the text, or None on Escape."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
+        super().__init__()
+        self.title_text, self.placeholder, self.value = title, placeholder, value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-box"):
+            yield Static(self.title_text, id="prompt-title", markup=False)
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+_GOTO = re.compile(r"^\s*(?:(m|msg|message|l|line|b|byte|c|cp)\s*)?([0-9]+)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Goto:
+    unit: str  # message | line | byte | cp
+    value: int
+
+
+def parse_goto(text: str) -> Goto | None:
+    m = _GOTO.match(text)
+    if m is None:
+        return None
+    unit = (m.group(1) or "l").lower()[0]
+    return Goto({"m": "message", "l": "line", "b": "byte", "c": "cp"}[unit], int(m.group(2)))
+
+
+@dataclass(frozen=True)
+class Hit:
+    start: int
+    end: int
+    seen: bool
+
+
+class ReaderScreen(Screen[None]):
+    """The reassembled exact text, message by message, opened lazily."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("n", "message(1)", "Next msg"),
+        Binding("N", "message(-1)", "Prev msg", key_display="N"),
+        Binding("g", "goto", "Go to"),
+        Binding("w", "toggle_wrap", "Wrap"),
+        Binding("slash", "search", "Search"),
+        Binding("f3", "hit(1)", "Next hit"),
+        Binding("shift+f3", "hit(-1)", "Prev hit", show=False),
+        Binding("y", "copy", "Copy"),
+        Binding("e", "export", "Export"),
+    ]
+
+    def __init__(self, document: Document, title: str, seen: dict[int, list[tuple[int, int]] | None],
+                 forbidden: list[str]) -> None:
+        super().__init__()
+        self.document = document
+        self.doc_title = title
+        #: message → seen UTF-8 byte ranges (None: message not linked to a preview).
+        self.seen = seen
+        self.forbidden = forbidden
+        self.message = 1
+        self.hits: list[Hit] = []
+        self.query_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="reader-title", markup=False)
+        yield TextView(id="reader-text")
+        yield Input(placeholder="search (re: for a regex) — Enter for next hit, Escape to close", id="reader-search")
+        yield Static(id="reader-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#reader-search", Input).display = False
+        self.show_message(1)
+
+    @property
+    def view(self) -> TextView:
+        return self.query_one(TextView)
+
+    def show_message(self, k: int, offset: int = 0) -> None:
+        if not self.document.messages:
+            self.query_one("#reader-title", Static).update(Text(f"{self.doc_title}: no messages ({self.document.note})"))
+            return
+        k = max(1, min(k, len(self.document.messages)))
+        self.message = k
+        msg = self.document.messages[k - 1]
+        title = Text.assemble((f" {self.doc_title} ", "bold reverse"), f"  message {k}/{len(self.document.messages)}: ",
+                              (msg.role, "bold cyan"), f"  ·  {msg.utf8_bytes} bytes · {msg.code_points} code points · {msg.lines} lines")
+        if self.document.note:
+            title.append(f"  ·  {self.document.note}", style="bold yellow")
+        self.query_one("#reader-title", Static).update(title)
+        self.view.hits = []
+        self.view.show(self.document, k, offset)
+        if self.query_text:
+            self.run_search(self.query_text)
+        self.update_status()
+
+    def update_status(self, offset: int | None = None) -> None:
+        view = self.view
+        if view.document is None:
+            return
+        cp = view.top_offset if offset is None else offset
+        line, byte = self.document.position(self.message, cp)
+        msg = self.document.messages[self.message - 1]
+        parts = [f"msg {self.message}/{len(self.document.messages)}", f"line {line + 1}/{msg.lines}",
+                 f"byte {byte}/{msg.utf8_bytes}", f"cp {cp}/{msg.code_points}", f"wrap {'on' if view.wrap else 'off'}"]
+        if self.query_text:
+            seen = sum(1 for h in self.hits if h.seen)
+            cur = "" if view.current_hit is None else f"{view.current_hit + 1}/"
+            parts.append(f"search {cur}{len(self.hits)} hits ({seen} seen, {len(self.hits) - seen} omitted)")
+        ranges = self.seen.get(self.message, None)
+        if ranges is None:
+            parts.append("not linked to a preview")
+        self.query_one("#reader-status", Static).update(Text("  ·  ".join(parts)))
+
+    @on(TextView.Moved)
+    def moved(self, event: TextView.Moved) -> None:
+        self.update_status(event.offset)
+
+    def action_message(self, step: int) -> None:
+        self.show_message(self.message + step)
+
+    def action_toggle_wrap(self) -> None:
+        self.view.wrap = not self.view.wrap
+        self.update_status()
+
+    def action_goto(self) -> None:
+        def done(text: str | None) -> None:
+            if not text:
+                return
+            goto = parse_goto(text)
+            if goto is None:
+                self.notify(f"cannot go to {text!r}: use m N, l N, b N or c N", severity="error")
+                return
+            self.goto(goto)
+
+        self.app.push_screen(PromptScreen("Go to: m N (message) · l N (line) · b N (byte) · c N (code point)", "l 1"), done)
+
+    def goto(self, goto: Goto) -> None:
+        if goto.unit == "message":
+            self.show_message(goto.value)
+            return
+        if goto.unit == "line":
+            cp = self.document.offset_of_line(self.message, max(0, goto.value - 1))
+        elif goto.unit == "byte":
+            cp = self.document.offset_of_byte(self.message, goto.value)
+        else:
+            cp = goto.value
+        self.view.scroll_to_offset(max(0, min(cp, self.view.total)))
+        self.update_status(cp)
+
+    def action_search(self) -> None:
+        box = self.query_one("#reader-search", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#reader-search")
+    def search_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self.run_search(event.value)
+
+    @on(Input.Submitted, "#reader-search")
+    def search_submitted(self) -> None:
+        self.action_hit(1)
+
+    def key_escape(self) -> None:
+        box = self.query_one("#reader-search", Input)
+        if box.has_focus:
+            box.display = False
+            self.view.focus()
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, query: str) -> None:
+        worker = get_current_worker()
+        hits = find_hits(self.document, self.message, query, self.seen.get(self.message), lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.apply_hits, hits)
+
+    def apply_hits(self, hits: list[Hit]) -> None:
+        self.hits = hits
+        view = self.view
+        view.hits = [(h.start, h.end, h.seen) for h in hits]
+        view.current_hit = None
+        view.refresh()
+        self.update_status()
+
+    def action_hit(self, step: int) -> None:
+        if not self.hits:
+            return
+        view = self.view
+        cur = view.current_hit
+        if cur is None:
+            top = view.top_offset
+            nxt = next((i for i, h in enumerate(self.hits) if h.start >= top), 0) if step > 0 else len(self.hits) - 1
+        else:
+            nxt = (cur + step) % len(self.hits)
+        view.current_hit = nxt
+        view.scroll_to_offset(self.hits[nxt].start)
+        view.refresh()
+        self.update_status(self.hits[nxt].start)
+
+    def message_text(self) -> str:
+        return self.document.read(self.message)
+
+    def action_copy(self) -> None:
+        msg = self.document.messages[self.message - 1]
+        if msg.utf8_bytes > 4 << 20:
+            self.notify("message is over 4 MiB: export it instead (e)", severity="warning")
+            return
+        self.app.copy_to_clipboard(self.message_text())
+        self.notify(f"copied message {self.message} ({msg.utf8_bytes} bytes)")
+
+    def action_export(self) -> None:
+        base = os.path.basename(self.document.path)
+        default = os.path.join(os.getcwd(), f"{base}.message-{self.message}.txt")
+
+        def done(path: str | None) -> None:
+            if not path:
+                return
+            try:
+                written, lone = export_message(self.document, self.message, path, self.forbidden)
+            except (OSError, ValueError) as exc:
+                self.notify(f"export failed: {exc}", severity="error")
+                return
+            note = f" ({lone} lone surrogates as U+FFFD)" if lone else ""
+            self.notify(f"exported {written} bytes to {path}{note}")
+
+        self.app.push_screen(PromptScreen("Export this message (exact UTF-8) to:", value=default), done)
+
+
+def export_message(document: Document, message: int, path: str, forbidden: list[str]) -> tuple[int, int]:
+    """Write message text as UTF-8 to ``path`` — never under the spill root or the logs."""
+    target = os.path.realpath(path)
+    for root in forbidden:
+        real = os.path.realpath(root)
+        if target == real or target.startswith(real.rstrip("/") + "/"):
+            raise ValueError("refusing to write inside the spill root or the log directory")
+    text = document.read(message)
+    data = js_utf8(text)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return len(data), lone_surrogate_count(text)
+
+
+CHUNK = 1 << 20
+MAX_HITS = 5000
+
+
+def find_hits(document: Document, message: int, query: str, seen: list[tuple[int, int]] | None,
+              cancelled: callable = lambda: False) -> list[Hit]:  # type: ignore[valid-type]
+    """Every match of ``query`` in the message (plain, or ``re:`` regex), chunk by chunk."""
+    if not query:
+        return []
+    if query.startswith("re:"):
+        try:
+            pattern = re.compile(query[3:])
+        except re.error:
+            return []
+        overlap = 4096
+    else:
+        pattern = re.compile(re.escape(query))
+        overlap = max(0, len(query) - 1)
+    total = document.messages[message - 1].code_points
+    hits: list[Hit] = []
+    pos = 0
+    last_end = -1
+    while pos < total and len(hits) < MAX_HITS and not cancelled():
+        text = document.read(message, pos, CHUNK + overlap)
+        for m in pattern.finditer(text):
+            s, e = pos + m.start(), pos + m.end()
+            if e == s or s < last_end:
+                continue
+            hits.append(Hit(s, e, False))
+            last_end = e
+            if len(hits) >= MAX_HITS:
+                break
+        pos += CHUNK
+    if seen is None:
+        return [Hit(h.start, h.end, False) for h in hits]
+    out = []
+    for h in hits[:1000]:
+        _, b0 = document.position(message, h.start)
+        _, b1 = document.position(message, h.end)
+        out.append(Hit(h.start, h.end, any(a <= b0 and b1 <= b for a, b in seen)))
+    return out + [Hit(h.start, h.end, False) for h in hits[1000:]]

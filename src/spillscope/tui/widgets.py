@@ -1,0 +1,284 @@
+"""The browse tree and the detail panels. Untrusted text always goes through
+:func:`safe` (a rich ``Text`` with controls made visible), never through markup."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from .._text import visible
+from ..inspect.findings import SEVERITY_RANK, Finding
+from ..inspect.scan import Artifact
+from ..inspect.verify import Inspection, ReferenceLink, ToolSpillLink
+from ..spill.local import session_dir_name
+
+NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
+
+BADGE_STYLE = {
+    "expired-locator": "bold white on red",
+    "bytes-mismatch": "black on yellow",
+    "omission-mismatch": "black on yellow",
+    "malformed-artifact": "bold white on magenta",
+    "incomplete-artifact": "black on dark_orange",
+    "insecure-permissions": "black on yellow",
+    "symlink": "bold white on magenta",
+    "unreadable": "bold white on red",
+    "foreign-owner": "bold white on red",
+}
+
+
+def safe(text: str, style: str = "") -> Text:
+    """Untrusted text as an inert rich Text: no markup, controls visible."""
+    return Text(visible(text), style=style, no_wrap=False)
+
+
+def badges(codes: list[str]) -> Text:
+    out = Text()
+    for code in sorted(set(codes)):
+        out.append(" ")
+        out.append(f" {code} ", style=BADGE_STYLE.get(code, "reverse"))
+    return out
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def human_age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(0, seconds):.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
+@dataclass(frozen=True)
+class NodeData:
+    kind: NodeKind
+    key: str
+    obj: Any = None
+
+
+def finding_index(ins: Inspection) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for f in ins.findings:
+        for key in {f.path, f.locator} - {None}:
+            out.setdefault(key, []).append(f)  # type: ignore[arg-type]
+    return out
+
+
+class BrowseTree(Tree[NodeData]):
+    """root → sessions → references, tool spills and artifacts, with finding badges."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("spill root", id=id)
+        self.show_root = True
+        self.guide_depth = 3
+
+    def populate(self, ins: Inspection, text_filter: str = "", code_filter: str | None = None) -> None:
+        """Rebuild from an inspection, keeping the cursor on the same item when it still exists."""
+        selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
+        expanded = {n.data.key for n in self._all_nodes() if n.data and n.is_expanded}
+        first_build = not expanded
+        now = time.time()
+        index = finding_index(ins)
+        needle = text_filter.casefold()
+
+        def matches(label: str, codes: list[str]) -> bool:
+            return (not needle or needle in label.casefold()) and (code_filter is None or code_filter in codes)
+
+        self.clear()
+        root_codes = [f.code for f in ins.findings]
+        self.root.set_label(Text.assemble((visible(ins.root), "bold"), f"  {len(ins.scan.sessions)} dirs · ",
+                                          f"{len(ins.scan.artifacts())} artifacts · {len(ins.references)} references"))
+        self.root.data = NodeData("root", "root", ins)
+        sessions: dict[str, dict[str, Any]] = {}
+        for s in ins.scan.sessions:
+            sessions[s.name] = {"dir": s, "refs": [], "tools": []}
+        for link in ins.references:
+            sessions.setdefault(session_dir_name(link.entry.target_session), {"dir": None, "refs": [], "tools": []})["refs"].append(link)
+        for tlink in ins.tool_spills:
+            sessions.setdefault(session_dir_name(tlink.entry.target_session), {"dir": None, "refs": [], "tools": []})["tools"].append(tlink)
+        target: TreeNode[NodeData] | None = None
+        for name in sorted(sessions):
+            group = sessions[name]
+            sid = ins.session_ids.get(name)
+            title = sid if sid is not None else name
+            arts: list[Artifact] = group["dir"].artifacts if group["dir"] else []
+            children: list[tuple[Text, NodeData, str]] = []
+            for link in group["refs"]:
+                codes = [f.code for f in link.findings]
+                label = Text.assemble(("↪ ", "cyan"), safe(link.entry.label), (f"  ({link.status})", "dim"), badges(codes))
+                key = f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}"
+                if matches(f"{link.entry.label} {link.entry.session_id} {link.entry.locator or ''}", codes):
+                    children.append((label, NodeData("reference", key, link), key))
+            for tlink in group["tools"]:
+                codes = [f.code for f in tlink.findings]
+                label = Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), (f"  {tlink.entry.call_id or ''}", "dim"),
+                                      (f"  ({tlink.status})", "dim"), badges(codes))
+                key = f"tool:{tlink.entry.log}:{tlink.entry.line}"
+                if matches(f"{tlink.entry.tool_name} {tlink.entry.locator}", codes):
+                    children.append((label, NodeData("tool-spill", key, tlink), key))
+            for art in arts:
+                codes = [f.code for f in index.get(art.path, [])]
+                icon = "📄 " if art.kind == "session-reference-transcript" else "🧾 " if art.kind == "tool-output" else "❔ "
+                label = Text.assemble(icon, safe(art.name), (f"  {human_size(art.size)} · {human_age(now - art.mtime)}", "dim"), badges(codes))
+                if matches(f"{art.name} {art.kind}", codes):
+                    children.append((label, NodeData("artifact", art.path, art), art.path))
+            session_codes = [f.code for f in index.get(group["dir"].path, [])] if group["dir"] else []
+            if not children and not matches(title, session_codes):
+                continue
+            counts = f"  {len(arts)} artifacts · {len(group['refs'])} refs" + (f" · {len(group['tools'])} tool spills" if group["tools"] else "")
+            label = Text.assemble(safe(title, "bold"), (counts, "dim"),
+                                  badges(session_codes + [c for _, d, _ in children for c in self._codes(d, index)]))
+            node = self.root.add(label, NodeData("session", name, group), expand=first_build or name in expanded or bool(needle or code_filter))
+            if selected == name:
+                target = node
+            for label, data, key in children:
+                leaf = node.add_leaf(label, data)
+                if selected == key:
+                    target = leaf
+        self.root.expand()
+        if target is not None:
+            self.call_after_refresh(self.move_cursor, target)
+
+    @staticmethod
+    def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:
+        if data.kind in ("reference", "tool-spill"):
+            return [f.code for f in data.obj.findings if SEVERITY_RANK[f.severity] >= 1]
+        if data.kind == "artifact":
+            return [f.code for f in index.get(data.key, []) if SEVERITY_RANK[f.severity] >= 1]
+        return []
+
+    def _all_nodes(self) -> list[TreeNode[NodeData]]:
+        out: list[TreeNode[NodeData]] = []
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(node.children)
+        return out
+
+
+class ReferencePanel(Horizontal):
+    """The preview the model saw, beside its omission notice."""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="preview-pane"):
+            yield Static(id="preview", markup=False)
+        with VerticalScroll(id="notice-pane"):
+            yield Static(id="notice", markup=False)
+
+    def show(self, link: ReferenceLink) -> None:
+        entry = link.entry
+        conv = entry.preview.get("conversation") if isinstance(entry.preview.get("conversation"), list) else []
+        parts: list[RenderableType] = [Text.assemble(("Preview — what the model saw", "bold underline"), "\n",
+                                                     ("session ", "dim"), safe(entry.session_id), ("   label ", "dim"), safe(entry.label), "\n")]
+        sources = link.recomputed.sources if link.recomputed else ()
+        for i, item in enumerate(conv):
+            role = item.get("role", "?") if isinstance(item, dict) else "?"
+            text = item.get("text", "") if isinstance(item, dict) else ""
+            src = f" ← message {sources[i]}" if i < len(sources) and sources[i] else ""
+            parts.append(Text.assemble((f"\n● {visible(str(role))}{src}\n", "bold cyan")))
+            parts.append(safe(str(text)) if text else Text("(emptied: all its bytes omitted)", style="italic dim"))
+        self.query_one("#preview", Static).update(Group(*parts))
+        self.query_one("#notice", Static).update(notice_renderable(link))
+
+
+def notice_renderable(link: ReferenceLink) -> RenderableType:
+    entry = link.entry
+    notice = entry.notice
+    out: list[RenderableType] = [Text("Omission notice", style="bold underline")]
+    if notice is None:
+        out.append(Text("\nIntact: nothing omitted, no notice and no saved transcript.", style="green"))
+        return Group(*out)
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("field", no_wrap=True, min_width=16)
+    table.add_column("logged")
+    table.add_column("recomputed")
+    rec = link.recomputed
+    stats = entry.stats or {}
+    rows = [
+        ("omittedMessages", notice.get("omittedMessages"), rec.omitted_messages if rec else None),
+        ("omittedBytes", notice.get("omittedBytes"), rec.omitted_bytes if rec else None),
+        ("originalMessages", stats.get("originalMessages"), rec.original_messages if rec else None),
+        ("retainedMessages", stats.get("retainedMessages"), rec.retained_messages if rec else None),
+    ]
+    for name, logged, recomputed in rows:
+        same = recomputed is None or logged == recomputed
+        table.add_row(name, safe(str(logged)), Text("—" if recomputed is None else str(recomputed), style="" if same else "bold red"))
+    out.append(table)
+    snap = entry.snapshot or {}
+    if snap.get("status") == "saved":
+        out.append(Text.assemble(("\nlocator  ", "dim"), safe(str(snap.get("locator")))))
+        out.append(Text.assemble(("bytes    ", "dim"), safe(str(snap.get("bytes"))),
+                                 (f"  (on disk {link.artifact.size})" if link.artifact else "", "dim")))
+        out.append(Text.assemble(("hint     ", "dim"), safe(str(snap.get("retrievalHint")))))
+        status = {
+            "resolves": ("✔ resolves: the artifact is on disk (Enter opens it)", "bold green"),
+            "expired": ("✘ EXPIRED: the artifact is gone; the notice remains", "bold white on red"),
+            "outside-root": ("⚠ the locator points outside this spill root", "bold yellow"),
+            "invalid": ("⚠ the notice is malformed", "bold yellow"),
+        }.get(link.status, (link.status, ""))
+        out.append(Text("\n" + status[0], style=status[1]))
+    else:
+        out.append(Text.assemble(("\nfull snapshot unavailable: ", "bold yellow"), safe(str(snap.get("reason")))))
+    if link.findings:
+        out.append(Text("\nFindings", style="bold underline"))
+        for f in link.findings:
+            out.append(Text.assemble((f"{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    return Group(*out)
+
+
+def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str | None) -> RenderableType:
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="dim")
+    table.add_column()
+    table.add_row("path", safe(art.path))
+    table.add_row("kind", art.kind)
+    table.add_row("suggested name", safe(art.suggested_name or "(not an encoded name)"))
+    table.add_row("owner session", safe(session_id or f"{art.session_dir} (no log names it)"))
+    table.add_row("size", f"{art.size} bytes ({human_size(art.size)})")
+    table.add_row("mode", f"{art.mode:04o}")
+    table.add_row("age", human_age(time.time() - art.mtime))
+    parts: list[RenderableType] = [Text("Artifact", style="bold underline"), table]
+    if art.kind != "unknown" and art.is_regular:
+        parts.append(Text("\nEnter opens the reader.", style="dim"))
+    if findings:
+        parts.append(Text("\nFindings", style="bold underline"))
+        for f in findings:
+            where = f":{f.line}" if f.line is not None else ""
+            parts.append(Text.assemble((f"{f.severity} {f.code}{where}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    return Group(*parts)
+
+
+def tool_spill_renderable(link: ToolSpillLink) -> RenderableType:
+    n = link.entry.notice
+    parts: list[RenderableType] = [
+        Text.assemble(("Tool spill  ", "bold underline"), safe(link.entry.tool_name or "?"), ("  call ", "dim"), safe(link.entry.call_id or "?")),
+        Text.assemble(("log      ", "dim"), safe(f"{link.entry.log}:{link.entry.line}")),
+        Text.assemble(("omitted  ", "dim"), f"{n.omitted_bytes} bytes" if n.omitted_bytes is not None else n.omitted_kind),
+        Text.assemble(("locator  ", "dim"), safe(n.locator)),
+        Text.assemble(("status   ", "dim"), (link.status, "bold green" if link.status == "resolves" else "bold white on red")),
+        Text("\nPreview the model saw", style="bold underline"),
+        safe(n.preview) if n.preview else Text("(notice only)", style="italic dim"),
+    ]
+    for f in link.findings:
+        parts.append(Text.assemble((f"\n{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    return Group(*parts)
