@@ -77,8 +77,8 @@ SOURCES: dict[str, tuple[str | None, list[dict[str, Any]]]] = {
         _assistant("First pass: " + "The spill store keeps tool output out of context. " * 40),
         _user("Include the hostile sample verbatim."),
         _assistant(HOSTILE * 3),
-        _user("And the long appendix, please: " + "界😀é appendix line\n" * 400),
-        _assistant("Final answer: three risks, all mitigated ✅"),
+        _user("And the long appendix, please."),
+        _assistant("Final answer: three risks, all mitigated ✅\n" + "".join(f"界😀é appendix line {i}\n" for i in range(400))),
     ]),
     "src-build": ("/home/demo/build", [
         _user("Run the build and keep the log."),

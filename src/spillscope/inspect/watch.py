@@ -175,8 +175,10 @@ def watch_root(
                 events = state.update({path for _, path in changes})
                 if events:
                     yield events
-        except FileNotFoundError:
-            pass
+        except (OSError, RuntimeError):
+            # The root vanished or changed under the OS watcher while it was starting:
+            # settle it in the outer loop after a tick.
+            stop.wait(tick_ms / 1000)
         if _root_id(state.root) == ident and not stop.is_set():
             # watchfiles ended without the root going away: resync and keep going.
             events = state.rescan()
@@ -190,12 +192,21 @@ async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) ->
     queue: asyncio.Queue[list[ChangeEvent] | None] = asyncio.Queue()
     stop = threading.Event()
 
+    def deliver(item: list[ChangeEvent] | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+            return True
+        except RuntimeError:  # the consumer's loop is closed: nobody is listening any more
+            stop.set()
+            return False
+
     def run() -> None:
         try:
             for batch in watch_root(root, stop=stop, initial=initial):
-                loop.call_soon_threadsafe(queue.put_nowait, batch)
+                if not deliver(batch):
+                    return
         finally:
-            loop.call_soon_threadsafe(queue.put_nowait, None)
+            deliver(None)
 
     thread = threading.Thread(target=run, name="spillscope-watch", daemon=True)
     thread.start()
