@@ -9,6 +9,7 @@ artifact deleted afterwards so its locator has expired.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import os
 import shutil
@@ -92,13 +93,14 @@ SOURCES: dict[str, tuple[str | None, list[dict[str, Any]]]] = {
 }
 
 
-async def _build(base: Path) -> Demo:
+async def _build(base: Path, fixed_time: float | None) -> Demo:
     root, logs = base / "spill-root", base / "logs"
     root.mkdir(parents=True, mode=0o700)
     logs.mkdir(parents=True)
     for sid, (cwd, rows) in SOURCES.items():
         _write_log(logs, sid, cwd, rows)
-    store = LocalSpillStore(root)
+    counter = iter(range(1, 1 << 30))
+    store = LocalSpillStore(root, random_prefix=(lambda: f"{next(counter):012x}") if fixed_time is not None else None)
     source = LogDirectorySource(logs)
     cwd = "/home/demo/project"
     targets = [
@@ -133,6 +135,9 @@ async def _build(base: Path) -> Demo:
     _write_log(logs, tool_session, cwd, rows)
     # The build transcript was deleted by retention: its locator has expired.
     os.unlink(expired)
+    if fixed_time is not None:
+        for path in [*root.rglob("*"), *logs.rglob("*")]:
+            os.utime(path, (fixed_time, fixed_time), follow_symlinks=False)
     return Demo(base, root, logs, expired)
 
 
@@ -140,8 +145,11 @@ def default_demo_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"spillscope-demo-{os.getuid()}"
 
 
-def write_demo(base: str | os.PathLike[str] | None = None) -> Demo:
-    """(Re)write the demo under ``base`` (default: a per-user temp dir) and return its paths."""
+def write_demo(base: str | os.PathLike[str] | None = None, *, fixed_time: float | None = None) -> Demo:
+    """(Re)write the demo under ``base`` (default: a per-user temp dir) and return its paths.
+
+    With ``fixed_time`` the demo is reproducible: counted file prefixes and that mtime on
+    every file (for snapshots and screenshots)."""
     path = Path(base) if base is not None else default_demo_dir()
     if path.exists():
         marker = path / ".spillscope-demo"
@@ -150,7 +158,13 @@ def write_demo(base: str | os.PathLike[str] | None = None) -> Demo:
         shutil.rmtree(path)
     path.mkdir(parents=True)
     (path / ".spillscope-demo").write_text("written by `spillscope demo`\n")
-    return asyncio.run(_build(path))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_build(path, fixed_time))
+    # Called from async code (a notebook, a test): build on a loop of its own.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _build(path, fixed_time)).result()
 
 
 __all__ = ["Demo", "default_demo_dir", "write_demo"]

@@ -18,6 +18,7 @@ import stat
 import tempfile
 import threading
 from pathlib import Path
+from typing import Callable
 
 from .._text import js_utf8, utf16_units
 from .types import RETRIEVAL_HINT, Locator, SaveTextSpill, SpillRef, SpillStore, SpillStoreError
@@ -76,7 +77,9 @@ def session_dir_name(session_id: str) -> str:
 class LocalSpillStore(SpillStore):
     """Spill files under ``root`` (or a lazily created private ``dsh-spill-XXXXXX`` temp dir)."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, random_prefix: Callable[[], str] | None = None) -> None:
+        # ``random_prefix`` exists for reproducible demos and tests; real use keeps the default.
+        self._random_prefix = random_prefix or (lambda: secrets.token_hex(6))
         self._configured = None if root is None else Path(os.path.abspath(os.fspath(root)))
         self._root: Path | None = self._configured
         self._lock = threading.Lock()
@@ -96,7 +99,7 @@ class LocalSpillStore(SpillStore):
         """Blocking form of :meth:`save_text`, for callers already off the event loop."""
         data = js_utf8(request.content)
         dir_name = session_dir_name(request.owner.session_id)
-        file_name = f"{secrets.token_hex(6)}-{encode_segment(request.suggested_name)}"
+        file_name = f"{self._random_prefix()}-{encode_segment(request.suggested_name)}"
         try:
             root = self.root
             for _ in range(_ENOENT_RETRIES):

@@ -36,8 +36,8 @@ class TextView(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES = {"textview--hit", "textview--hit-omitted", "textview--current"}
     DEFAULT_CSS = """
-    TextView > .textview--hit { background: $success 40%; }
-    TextView > .textview--hit-omitted { background: $error 50%; }
+    TextView > .textview--hit { background: #1f6f3f; color: #ffffff; }
+    TextView > .textview--hit-omitted { background: #8a2232; color: #ffffff; }
     TextView > .textview--current { text-style: reverse; }
     """
     wrap: reactive[bool] = reactive(True)

@@ -210,8 +210,8 @@ def notice_renderable(link: ReferenceLink) -> RenderableType:
         return Group(*out)
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("field", no_wrap=True, min_width=16)
-    table.add_column("logged")
-    table.add_column("recomputed")
+    table.add_column("logged", no_wrap=True, min_width=6)
+    table.add_column("recomputed", no_wrap=True, min_width=10)
     rec = link.recomputed
     stats = entry.stats or {}
     rows = [

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Regenerate screenshots/ from the real app: an SVG per main view (Textual's own
+export), then a PNG of each (headless Chromium when present, else rsvg-convert).
+
+    python scripts/screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from tui_views import SIZE, VIEWS, make_app, reproducible_demo  # noqa: E402
+
+OUT = HERE.parent / "screenshots"
+
+
+async def shoot(name: str, view) -> Path:
+    demo = reproducible_demo()
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await view(pilot)
+        svg = OUT / f"{name}.svg"
+        app.save_screenshot(str(svg.name), path=str(OUT))
+    return svg
+
+
+def to_png(svg: Path) -> Path:
+    png = svg.with_suffix(".png")
+    text = svg.read_text("utf-8")
+    m = re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', text)
+    width, height = (int(float(m.group(1))), int(float(m.group(2)))) if m else (1600, 1000)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium:
+        with tempfile.TemporaryDirectory() as profile:
+            subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+                            "--hide-scrollbars", f"--window-size={width},{height}", f"--screenshot={png}",
+                            svg.resolve().as_uri()], check=True, capture_output=True, timeout=120)
+    elif shutil.which("rsvg-convert"):
+        subprocess.run(["rsvg-convert", str(svg), "-o", str(png)], check=True)
+    else:
+        raise SystemExit("need chromium or rsvg-convert (Debian: librsvg2-bin) to make PNGs")
+    return png
+
+
+def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    for name, view in VIEWS.items():
+        svg = asyncio.run(shoot(name, view))
+        png = to_png(svg)
+        print(f"wrote {svg.relative_to(OUT.parent)} and {png.relative_to(OUT.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

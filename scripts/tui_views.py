@@ -1,0 +1,95 @@
+"""The TUI's main views on a reproducible demo, shared by the snapshot tests and by
+``scripts/screenshots.py`` (so the screenshots show exactly what the tests check)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from spillscope.demo import Demo, write_demo
+from spillscope.tui.app import SpillscopeApp
+
+DEMO_DIR = Path("/tmp/spillscope-snapshots/demo")
+SIZE = (130, 36)
+
+
+def reproducible_demo() -> Demo:
+    # Ages show as "3d" for any run within a day of writing.
+    return write_demo(DEMO_DIR, fixed_time=time.time() - 3 * 86400 - 3600)
+
+
+def make_app(demo: Demo) -> SpillscopeApp:
+    return SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+
+
+async def _loaded(pilot) -> None:
+    app = pilot.app
+    for _ in range(200):
+        if app.inspection is not None:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause(0.1)
+
+
+async def _select(pilot, kind: str, pred) -> None:
+    tree = pilot.app.query_one("#tree")
+    stack, target = [tree.root], None
+    while stack:
+        node = stack.pop(0)
+        if node.data is not None and node.data.kind == kind and pred(node.data):
+            target = node
+            break
+        stack.extend(node.children)
+    assert target is not None, kind
+    for _ in range(100):
+        tree.move_cursor(target)
+        await pilot.pause(0.02)
+        if tree.cursor_node is target:
+            break
+    await pilot.pause(0.1)
+
+
+async def tree_view(pilot) -> None:
+    await _loaded(pilot)
+    await _select(pilot, "artifact", lambda d: d.obj.name.endswith("session-reference-1.txt"))
+
+
+async def reference_view(pilot) -> None:
+    await _loaded(pilot)
+    await _select(pilot, "reference", lambda d: d.obj.status == "resolves")
+
+
+async def expired_view(pilot) -> None:
+    await _loaded(pilot)
+    await _select(pilot, "reference", lambda d: d.obj.status == "expired")
+
+
+async def reader_search_view(pilot) -> None:
+    from spillscope.tui.screens import ReaderScreen
+
+    await reference_view(pilot)
+    await pilot.press("enter")
+    for _ in range(200):
+        if isinstance(pilot.app.screen, ReaderScreen):
+            break
+        await pilot.pause(0.02)
+    screen = pilot.app.screen
+    screen.show_message(6)
+    await pilot.pause(0.1)
+    await pilot.press("slash")
+    screen.query_one("#reader-search").value = "appendix line 3"
+    for _ in range(200):
+        if screen.hits:
+            break
+        await pilot.pause(0.02)
+    await pilot.press("f3")
+    await pilot.pause(0.2)
+
+
+VIEWS: dict[str, Callable[..., Awaitable[None]]] = {
+    "tree": tree_view,
+    "reference": reference_view,
+    "reader-search": reader_search_view,
+    "expired-locator": expired_view,
+}

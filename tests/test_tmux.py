@@ -1,0 +1,77 @@
+"""A smoke test in a real terminal: tmux runs `spillscope demo`, keys drive it, the
+screen is read back with capture-pane, and `q` quits cleanly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Tmux:
+    def __init__(self, tmp: Path) -> None:
+        self.socket = f"spillscope-test-{uuid.uuid4().hex[:8]}"
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "main")
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < end:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} not on screen:\n{screen}")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "main", *keys)
+
+
+def test_demo_in_a_real_terminal(tmp_path):
+    tmux = Tmux(tmp_path)
+    exe = Path(sys.executable).parent / "spillscope"
+    marker = tmp_path / "exit-code"
+    cmd = f"{exe} demo --dir {tmp_path / 'demo'}; echo $? > {marker}; sleep 30"
+    tmux.run("new-session", "-d", "-s", "main", "-x", "120", "-y", "40", "-e", "TERM=xterm-256color", cmd)
+    try:
+        screen = tmux.wait_for("demo-tools")
+        assert "expired-locator" in screen and "Quit" in screen
+        # Navigate by keys to the research reference and open its transcript.
+        tmux.keys("/")
+        tmux.keys("-l", "Research")
+        tmux.keys("Enter")
+        time.sleep(0.5)
+        # root → nostore session → its reference → research session → research reference
+        for _ in range(4):
+            tmux.keys("Down")
+            time.sleep(0.2)
+        screen = tmux.wait_for("resolves: the artifact")
+        assert "omittedBytes" in screen and "Omission notice" in screen
+        tmux.keys("Enter")
+        screen = tmux.wait_for("message 1/6")
+        tmux.keys("n", "n", "n")
+        screen = tmux.wait_for("message 4/6")
+        # The hostile sample is inert: escapes are shown, never interpreted.
+        assert "␛[31mRED" in screen and "[bold red]markup[/]" in screen
+        tmux.keys("Escape")
+        tmux.wait_for("Omission notice")
+        tmux.keys("q")
+        end = time.monotonic() + 15
+        while time.monotonic() < end and not marker.exists():
+            time.sleep(0.2)
+        assert marker.read_text().strip() == "0"
+    finally:
+        tmux.run("kill-server")
