@@ -268,7 +268,7 @@ def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out
     for ev in events:
         if isinstance(ev, Fragment):
             if open_message:
-                write(_encode_ascii(ev.text)[1:-1])
+                write(_encode_ascii("".join(ev.texts))[1:-1])
         elif isinstance(ev, MessageStart):
             if want is None or ev.index == want:
                 write(("" if first else ",\n") + f'    {{"index": {ev.index}, "role": {_encode_ascii(ev.role)}, "text": "')
@@ -298,8 +298,8 @@ def _cat_transcript_plain(args: argparse.Namespace, events: Iterable[Any], want:
     for ev in events:
         if isinstance(ev, Fragment):
             if emitting:
-                parts.append(ev.text)
-                if len(parts) >= 4096:
+                parts.append("".join(ev.texts))
+                if len(parts) >= 64:
                     _emit_text(args, out, "".join(parts))
                     parts.clear()
         elif isinstance(ev, MessageStart):

@@ -143,7 +143,7 @@ def digest_transcript(path: Any, keep: int) -> tuple[Any, list[MessageView], Any
     current = False
     for ev in iter_transcript(path):
         if isinstance(ev, Fragment):
-            data = js_utf8(ev.text)
+            data = js_utf8("".join(ev.texts))
             nbytes += len(data)
             if len(head) < keep:
                 head += data[: keep - len(head)]

@@ -41,6 +41,7 @@ METADATA_KEYS = ("sessionId", "label", "cwd", "capturedThroughSeq", "capturedFor
 #: Lines longer than this are refused (a fragment is at most 64 × 6 + 2 bytes).
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 CHECKPOINT_EVERY = 128
+FAST_CHUNK = 1 << 20
 
 _PREAMBLE = [TITLE, "", INTRO, *REFERENCE_WARNING.split("\n"), ""]
 _HEADER = re.compile(r"### Message ([0-9]+): (.*)\Z", re.S)
@@ -102,11 +103,32 @@ class MessageStart:
 
 @dataclass(frozen=True)
 class Fragment:
-    text: str
+    """Consecutive fragment lines of one message, decoded (a batch, for speed).
+
+    ``texts[i]`` came from file line ``line + i`` (``raw[i]``, without its newline),
+    which starts at byte ``offset + sum(len(r) + 1 for r in raw[:i])``."""
+
+    texts: list[str]
     line: int
     offset: int
-    code_points: int
-    utf8_bytes: int
+    raw: list[bytes]
+    #: True when a text holds a surrogate (only the stdlib fallback can produce one).
+    surrogates: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts)
+
+    @property
+    def end(self) -> int:
+        """File offset just past the batch's last line."""
+        return self.offset + sum(map(len, self.raw)) + len(self.raw)
+
+    def code_points(self) -> list[int]:
+        return list(map(len, self.texts))
+
+    def utf8_bytes(self) -> int:
+        return utf8_len("".join(self.texts))
 
 
 @dataclass(frozen=True)
@@ -326,7 +348,83 @@ class _Parser:
             expected += 1
 
     def fragments(self, index: int) -> Iterator[Event]:
+        """The fragment lines of message ``index``, in big batches.
+
+        Fast path: read a large chunk, cut it at the blank line that ends the message,
+        and parse all complete lines with one orjson call (``[l1,l2,...]``). Anything
+        unusual in a chunk — lone-surrogate escapes, a bad line, a cut-off file — sends
+        that chunk through the line-by-line path, which knows every error and reason."""
         count = 0
+        read = self.stream.read
+        buf = b""
+        while True:
+            chunk = read(FAST_CHUNK)
+            data = buf + chunk if buf else chunk
+            base = self.offset  # file offset of data[0]
+            if data[:1] == b"\n":
+                end = 0
+            else:
+                k = data.find(b"\n\n")
+                end = k + 1 if k >= 0 else -1
+            if end >= 0:
+                body, after = data[:end], end + 1  # skip the blank separator line
+            elif chunk:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0 and len(data) > self.max:
+                    self.stream.seek(base)
+                    return (yield from self.fragments_slow(index, count))
+                body, buf = data[:cut], data[cut:]
+                after = -1
+            else:
+                # EOF without a blank line: the message runs to the end of the file.
+                if not data.endswith(b"\n") and data:
+                    self.stream.seek(base)
+                    return (yield from self.fragments_slow(index, count))
+                body, after = data, -2
+            if body:
+                lines = body[:-1].split(b"\n")
+                batch = self.batch(lines, base)
+                if batch is None:
+                    self.stream.seek(base)
+                    return (yield from self.fragments_slow(index, count))
+                count += len(batch.texts)
+                self.line += len(lines)
+                self.offset += len(body)
+                yield batch
+            if after >= 0:
+                if count == 0:
+                    self.line += 1
+                    raise self.fail(f"message {index} has no text fragments")
+                self.line += 1
+                self.offset = base + after
+                self.stream.seek(self.offset)
+                yield MessageEnd(index, base + end)
+                return "separator"
+            if after == -2:
+                if count == 0:
+                    yield Incomplete(self.line, f"message {index} has a header but no text (dangling header)")
+                    return "incomplete"
+                yield MessageEnd(index, self.offset)
+                return "eof"
+            if not chunk:
+                continue
+
+    def batch(self, lines: list[bytes], base: int) -> Fragment | None:
+        """Parse complete fragment lines at once; ``None`` if any needs the slow path."""
+        try:
+            texts = orjson.loads(b"[" + b",".join(lines) + b"]")
+        except orjson.JSONDecodeError:
+            return None
+        if len(texts) != len(lines) or set(map(type, texts)) != {str}:
+            return None
+        # One string per line (JSON allows whitespace around it, as orjson.loads(line) does);
+        # two values on a line would change the count, and then the slow path says why.
+        lengths = list(map(len, texts))
+        if max(lengths) > FRAGMENT_CODE_POINTS or min(lengths) == 0 or max(map(len, lines)) > self.max:
+            return None
+        return Fragment(texts, self.line + 1, base, lines)
+
+    def fragments_slow(self, index: int, count: int) -> Iterator[Event]:
         loads = orjson.loads
         limit = self.max + 1
         readline = self.stream.readline
@@ -378,9 +476,8 @@ class _Parser:
                 raise self.fail(f"fragment has {cps} code points (at most {FRAGMENT_CODE_POINTS})")
             if cps == 0:
                 raise self.fail(f"empty fragment in message {index}")
-            nbytes = len(body) - 2 if b"\\" not in body else utf8_len(text)
             count += 1
-            yield Fragment(text, self.line, pos, cps, nbytes)
+            yield Fragment([text], self.line, pos, [body], fallback and has_surrogates(text))
             if not nl:
                 yield Incomplete(self.line, "file ends without a final newline")
                 return "incomplete"
@@ -403,9 +500,8 @@ def read_transcript(source: Source, *, max_line_bytes: int = DEFAULT_MAX_LINE_BY
     path = "<bytes>" if isinstance(source, (bytes, bytearray)) else os.fspath(source)
     for ev in iter_transcript(source, max_line_bytes=max_line_bytes):
         if isinstance(ev, Fragment):
-            parts.append(ev.text)
-            if not surrogates and not ev.text.isascii():
-                surrogates = has_surrogates(ev.text)
+            parts.append("".join(ev.texts))
+            surrogates = surrogates or ev.surrogates
         elif isinstance(ev, MessageStart):
             current, parts, surrogates = ev, [], False
         elif isinstance(ev, MessageEnd):
@@ -450,6 +546,31 @@ class MessageIndex:
         return self.first_line + self.fragments - 1
 
 
+def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
+    """Add a batch of fragments to ``cur``: totals, plus a checkpoint every 128 lines."""
+    texts, offset = ev.texts, ev.offset
+    first = (-cur.fragments) % CHECKPOINT_EVERY
+    if first < len(texts):
+        # Walk only the checkpoint positions; totals between them come from slices.
+        prev = 0
+        cp, nbytes, nl = cur.code_points, cur.utf8_bytes, cur.newlines
+        off = offset
+        for i in range(first, len(texts), CHECKPOINT_EVERY):
+            seg = "".join(texts[prev:i])
+            cp += len(seg)
+            nbytes += utf8_len(seg)
+            nl += seg.count("\n")
+            off += sum(map(len, ev.raw[prev:i])) + (i - prev)
+            cur.checkpoints.extend((off, cp, nbytes, nl))
+            prev = i
+    whole = "".join(texts)
+    cur.fragments += len(texts)
+    cur.code_points += len(whole)
+    cur.utf8_bytes += utf8_len(whole)
+    cur.newlines += whole.count("\n")
+    cur.end = ev.end
+
+
 class TranscriptIndex:
     """A lazy index over a transcript file; see the module docstring."""
 
@@ -472,13 +593,7 @@ class TranscriptIndex:
         for ev in iter_transcript(path, max_line_bytes=max_line_bytes):
             if isinstance(ev, Fragment):
                 assert cur is not None
-                if cur.fragments % CHECKPOINT_EVERY == 0:
-                    cur.checkpoints.extend((ev.offset, cur.code_points, cur.utf8_bytes, cur.newlines))
-                cur.fragments += 1
-                cur.code_points += ev.code_points
-                cur.utf8_bytes += ev.utf8_bytes
-                cur.newlines += ev.text.count("\n")
-                cur.end = ev.offset
+                _index_batch(cur, ev)
             elif isinstance(ev, MessageStart):
                 cur = MessageIndex(ev.index, ev.role, ev.line, ev.line + 2, ev.offset, ev.offset)
                 messages.append(cur)

@@ -35,11 +35,6 @@ class TextView(ScrollView, can_focus=True):
     """Shows one message of a document; see the module docstring."""
 
     COMPONENT_CLASSES = {"textview--hit", "textview--hit-omitted", "textview--current"}
-    DEFAULT_CSS = """
-    TextView > .textview--hit { background: #1f6f3f; color: #ffffff; }
-    TextView > .textview--hit-omitted { background: #8a2232; color: #ffffff; }
-    TextView > .textview--current { text-style: reverse; }
-    """
     wrap: reactive[bool] = reactive(True)
 
     class Moved(Message):
