@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import threading
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -572,46 +573,94 @@ def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
 
 
 class TranscriptIndex:
-    """A lazy index over a transcript file; see the module docstring."""
+    """A lazy index over a transcript file; see the module docstring.
 
-    def __init__(self, path: str, metadata: TranscriptMetadata, messages: list[MessageIndex],
-                 incomplete: Incomplete | None, size: int, max_line_bytes: int) -> None:
+    :meth:`open` indexes only as far as asked (the first screen of a 1 GB message is
+    ready at once); :meth:`advance` continues — from a worker thread if wanted — and
+    :meth:`read` indexes on demand up to what it needs. :meth:`build` does it all."""
+
+    def __init__(self, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self.path = path
-        self.metadata = metadata
-        self.messages = messages
-        self.incomplete = incomplete
-        self.size = size
         self.max_line_bytes = max_line_bytes
+        self.metadata: TranscriptMetadata | None = None
+        self.messages: list[MessageIndex] = []
+        self.incomplete: Incomplete | None = None
+        self.size = os.stat(path).st_size
+        self.done = False
+        self.indexed_bytes = 0
+        self._events = iter_transcript(path, max_line_bytes=max_line_bytes)
+        self._current: MessageIndex | None = None
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, first_code_points: int = 1 << 17,
+             max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
+        """Index the metadata and the start of message 1 (at least ``first_code_points``)."""
+        index = cls(os.fspath(path), max_line_bytes)
+        index.ensure(1, first_code_points)
+        if index.metadata is None and index.done:
+            inc = index.incomplete
+            raise TranscriptError(index.path, inc.line if inc else 1, inc.reason if inc else "empty file")
+        return index
 
     @classmethod
     def build(cls, path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
-        path = os.fspath(path)
-        meta: TranscriptMetadata | None = None
-        messages: list[MessageIndex] = []
-        cur: MessageIndex | None = None
-        incomplete: Incomplete | None = None
-        for ev in iter_transcript(path, max_line_bytes=max_line_bytes):
-            if isinstance(ev, Fragment):
-                assert cur is not None
-                _index_batch(cur, ev)
-            elif isinstance(ev, MessageStart):
-                cur = MessageIndex(ev.index, ev.role, ev.line, ev.line + 2, ev.offset, ev.offset)
-                messages.append(cur)
-            elif isinstance(ev, MessageEnd):
-                assert cur is not None
-                cur.end = ev.end_offset
-                cur = None
-            elif isinstance(ev, TranscriptMetadata):
-                meta = ev
-            elif isinstance(ev, Incomplete):
-                incomplete = ev
-                if cur is not None:
-                    cur.end = os.stat(path).st_size
-                    if cur.fragments == 0:
-                        messages.pop()
-        if meta is None:
-            raise TranscriptError(path, incomplete.line if incomplete else 1, incomplete.reason if incomplete else "empty file")
-        return cls(path, meta, messages, incomplete, os.stat(path).st_size, max_line_bytes)
+        index = cls.open(path, first_code_points=0, max_line_bytes=max_line_bytes)
+        while not index.advance():
+            pass
+        return index
+
+    def advance(self, steps: int = 16) -> bool:
+        """Index up to ``steps`` more events (about a MiB each); True once the file is done."""
+        with self._lock:
+            for _ in range(steps):
+                if self.done:
+                    return True
+                try:
+                    ev = next(self._events)
+                except StopIteration:
+                    self.done = True
+                    self.indexed_bytes = self.size
+                    return True
+                self._apply(ev)
+            return self.done
+
+    def ensure(self, k: int, code_points: int | None = None) -> None:
+        """Index until message ``k`` has ``code_points`` indexed (None: all of it), or the end."""
+        with self._lock:
+            while not self.done:
+                if len(self.messages) >= k:
+                    msg = self.messages[k - 1]
+                    if msg is not self._current or (code_points is not None and msg.code_points >= code_points):
+                        return
+                self.advance(1)
+
+    def _apply(self, ev: Event) -> None:
+        cur = self._current
+        if isinstance(ev, Fragment):
+            assert cur is not None
+            _index_batch(cur, ev)
+            self.indexed_bytes = cur.end
+        elif isinstance(ev, MessageStart):
+            cur = MessageIndex(ev.index, ev.role, ev.line, ev.line + 2, ev.offset, ev.offset)
+            self.messages.append(cur)
+            self._current = cur
+        elif isinstance(ev, MessageEnd):
+            assert cur is not None
+            cur.end = ev.end_offset
+            self._current = None
+        elif isinstance(ev, TranscriptMetadata):
+            self.metadata = ev
+        elif isinstance(ev, Incomplete):
+            self.incomplete = ev
+            if cur is not None:
+                if cur.fragments == 0:
+                    self.messages.pop()
+                self._current = None
+
+    @property
+    def progress(self) -> float:
+        return 1.0 if self.done or self.size == 0 else min(1.0, self.indexed_bytes / self.size)
 
     def _checkpoint(self, msg: MessageIndex, field_no: int, value: int) -> int:
         """Index of the last checkpoint whose ``field_no`` value is <= ``value``."""
@@ -647,6 +696,7 @@ class TranscriptIndex:
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str:
         """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""
+        self.ensure(k, None if count is None else start + count)
         msg = self.messages[k - 1]
         start = max(0, min(start, msg.code_points))
         stop = msg.code_points if count is None else min(msg.code_points, start + max(0, count))
@@ -666,6 +716,7 @@ class TranscriptIndex:
 
     def position(self, k: int, cp_offset: int) -> tuple[int, int]:
         """(0-based line, UTF-8 byte offset) of code point ``cp_offset`` in message ``k``."""
+        self.ensure(k, cp_offset + 1)
         msg = self.messages[k - 1]
         cp_offset = max(0, min(cp_offset, msg.code_points))
         if not msg.checkpoints:
@@ -683,6 +734,7 @@ class TranscriptIndex:
 
     def offset_of_line(self, k: int, line: int) -> int:
         """Code point offset where 0-based ``line`` of message ``k`` starts (clamped)."""
+        self.ensure(k)
         msg = self.messages[k - 1]
         if line <= 0 or not msg.checkpoints:
             return 0
@@ -703,6 +755,7 @@ class TranscriptIndex:
 
     def offset_of_byte(self, k: int, byte: int) -> int:
         """Code point offset of the character holding UTF-8 byte ``byte`` of message ``k``."""
+        self.ensure(k)
         msg = self.messages[k - 1]
         if byte <= 0 or not msg.checkpoints:
             return 0

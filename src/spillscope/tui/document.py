@@ -28,6 +28,9 @@ class Document(Protocol):
     path: str
     messages: list[DocMessage]
     note: str
+    done: bool
+
+    def advance(self) -> bool: ...
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str: ...
     def position(self, k: int, cp: int) -> tuple[int, int]: ...
@@ -36,15 +39,33 @@ class Document(Protocol):
 
 
 class TranscriptDocument:
+    """A transcript through the core's incremental index: open at once, index in the background."""
+
     def __init__(self, index: TranscriptIndex) -> None:
         self.index = index
         self.path = index.path
-        self.messages = [DocMessage(m.index, m.role, m.code_points, m.utf8_bytes, m.newlines + 1) for m in index.messages]
-        self.note = "" if index.incomplete is None else f"incomplete: {index.incomplete.reason}"
 
     @classmethod
     def open(cls, path: str) -> TranscriptDocument:
-        return cls(TranscriptIndex.build(path))
+        return cls(TranscriptIndex.open(path))
+
+    @property
+    def messages(self) -> list[DocMessage]:
+        return [DocMessage(m.index, m.role, m.code_points, m.utf8_bytes, m.newlines + 1) for m in self.index.messages]
+
+    @property
+    def note(self) -> str:
+        if not self.index.done:
+            return f"indexing {self.index.progress:.0%}"
+        inc = self.index.incomplete
+        return "" if inc is None else f"incomplete: {inc.reason}"
+
+    @property
+    def done(self) -> bool:
+        return self.index.done
+
+    def advance(self) -> bool:
+        return self.index.advance()
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str:
         return self.index.read(k, start, count)
@@ -73,6 +94,10 @@ class PlainDocument:
         self.note = f"showing the first {MAX_PLAIN_BYTES >> 20} MiB of {size} bytes" if size > MAX_PLAIN_BYTES else ""
         self.text = js_normalize(data.decode("utf-8", "replace"))
         self.messages = [DocMessage(1, "tool output", len(self.text), len(data), self.text.count("\n") + 1)]
+        self.done = True
+
+    def advance(self) -> bool:
+        return True
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str:
         return self.text[start : None if count is None else start + count]

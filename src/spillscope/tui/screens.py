@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -134,6 +135,23 @@ class ReaderScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#reader-search", Input).display = False
         self.show_message(1)
+        if not self.document.done:
+            self.index_in_background()
+
+    @work(thread=True, exclusive=True, group="index")
+    def index_in_background(self) -> None:
+        """Finish the lazy index while the first screen is already showing."""
+        worker = get_current_worker()
+        last = 0.0
+        try:
+            while not worker.is_cancelled and not self.document.advance():
+                if time.monotonic() - last > 0.25:
+                    last = time.monotonic()
+                    self.app.call_from_thread(self.update_status)
+        except Exception as exc:  # a malformed tail: show it where the user is looking
+            self.app.call_from_thread(self.notify, f"{exc}", severity="error", timeout=10)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.update_status)
 
     @property
     def view(self) -> TextView:
@@ -143,7 +161,11 @@ class ReaderScreen(Screen[None]):
         if not self.document.messages:
             self.query_one("#reader-title", Static).update(Text(f"{self.doc_title}: no messages ({self.document.note})"))
             return
-        k = max(1, min(k, len(self.document.messages)))
+        known = len(self.document.messages)
+        if k > known and not self.document.done:
+            self.notify(f"still indexing: message {k} is not reached yet", severity="warning")
+            return
+        k = max(1, min(k, known))
         self.message = k
         msg = self.document.messages[k - 1]
         title = Text.assemble((f" {self.doc_title} ", "bold reverse"), f"  message {k}/{len(self.document.messages)}: ",
@@ -164,7 +186,8 @@ class ReaderScreen(Screen[None]):
         cp = view.top_offset if offset is None else offset
         line, byte = self.document.position(self.message, cp)
         msg = self.document.messages[self.message - 1]
-        parts = [f"msg {self.message}/{len(self.document.messages)}", f"line {line + 1}/{msg.lines}",
+        count = f"{len(self.document.messages)}{'' if self.document.done else '+'}"
+        parts = [f"msg {self.message}/{count}", f"line {line + 1}/{msg.lines}",
                  f"byte {byte}/{msg.utf8_bytes}", f"cp {cp}/{msg.code_points}", f"wrap {'on' if view.wrap else 'off'}"]
         if self.query_text:
             seen = sum(1 for h in self.hits if h.seen)
@@ -173,6 +196,8 @@ class ReaderScreen(Screen[None]):
         ranges = self.seen.get(self.message, None)
         if ranges is None:
             parts.append("not linked to a preview")
+        if not self.document.done:
+            parts.append(self.document.note)
         self.query_one("#reader-status", Static).update(Text("  ·  ".join(parts)))
 
     @on(TextView.Moved)
