@@ -26,7 +26,7 @@ def make_app(demo: Demo) -> SpillscopeApp:
 async def _loaded(pilot) -> None:
     app = pilot.app
     for _ in range(200):
-        if app.inspection is not None:
+        if app.verified:
             break
         await pilot.pause(0.02)
     await pilot.pause(0.1)

@@ -72,7 +72,7 @@ def status_text(app) -> str:
 async def test_browse_shows_sessions_badges_and_counts(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         labels = [n.label.plain for n in tree.root.children]
         assert any(l.startswith("demo-tools") and "3 artifacts" in l and "3 tool spills" in l for l in labels)
@@ -84,7 +84,7 @@ async def test_browse_shows_sessions_badges_and_counts(demo):
 async def test_select_reference_shows_preview_beside_notice(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "resolves"))
         await pilot.pause(0.2)
@@ -102,7 +102,7 @@ async def test_select_reference_shows_preview_beside_notice(demo):
 async def test_filters_by_text_and_finding_code(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         await pilot.press("f")  # first code present, alphabetically: expired-locator
         await pilot.pause(0.1)
@@ -121,7 +121,7 @@ async def test_filters_by_text_and_finding_code(demo):
 async def test_reader_jump_search_export(demo, tmp_path):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "resolves"))
         await pilot.press("enter")
@@ -158,7 +158,7 @@ async def test_reader_jump_search_export(demo, tmp_path):
 async def test_reader_regex_search_and_wrap_and_goto_units(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         await select(pilot, tree, find(tree, "artifact", lambda d: d.obj.name.endswith("-bash.txt")))
         await pilot.press("enter")
@@ -178,7 +178,7 @@ async def test_reader_regex_search_and_wrap_and_goto_units(demo):
 async def test_pause_resume_and_live_watch(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         await pilot.pause(0.5)  # let the watcher start
         tree = app.query_one(BrowseTree)
         research = find(tree, "reference", lambda d: d.obj.status == "resolves")
@@ -215,7 +215,7 @@ async def test_root_that_disappears_shows_state_and_recovers(demo, tmp_path):
     shutil.copytree(demo.root, backup)
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         await pilot.pause(0.5)
         shutil.rmtree(demo.root)
         await wait_for(pilot, lambda: "ROOT MISSING" in status_text(app), timeout=5)
@@ -226,7 +226,7 @@ async def test_root_that_disappears_shows_state_and_recovers(demo, tmp_path):
 async def test_help_and_palette_commands(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         await pilot.press("question_mark")
         assert type(app.screen).__name__ == "HelpScreen"
         await pilot.press("escape")
@@ -251,7 +251,7 @@ async def test_injection_corpus_renders_inert(tmp_path):
     path.write_bytes(js_utf8(render_transcript(data, 3)))
     app = SpillscopeApp(str(root), None, watch=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.inspection is not None)
+        await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         await select(pilot, tree, find(tree, "artifact"))
         await pilot.press("enter")

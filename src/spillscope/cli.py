@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
+import orjson
+
 from . import __version__
 from ._fs import open_regular
 from ._text import js_utf8, lone_surrogate_count, visible
@@ -180,7 +182,14 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _write_json(out: TextIO, data: Any) -> None:
-    out.write(json.dumps(data, ensure_ascii=True, indent=2))
+    """ASCII-only JSON. orjson when its output is already ASCII (the common case);
+    otherwise, or when it refuses a lone surrogate, the stdlib's escaping encoder."""
+    try:
+        raw = orjson.dumps(data)
+        text = raw.decode("ascii") if raw.isascii() else None
+    except TypeError:
+        text = None
+    out.write(text if text is not None else json.dumps(data, ensure_ascii=True))
     out.write("\n")
 
 

@@ -7,11 +7,12 @@ finding, and the scan goes on.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 from ..spill.local import decode_segment
 from .findings import Finding, finding
@@ -22,8 +23,9 @@ ARTIFACT = re.compile(r"^([0-9a-f]{12})-(.+)$")
 TRANSCRIPT_NAME = re.compile(r"^session-reference-([1-9][0-9]*)\.txt$")
 
 
-@dataclass(frozen=True)
-class Artifact:
+class Artifact(NamedTuple):
+    """One entry of a session dir, from ``lstat`` only (a NamedTuple: cheap at 100k)."""
+
     path: str
     session_dir: str
     name: str
@@ -67,10 +69,17 @@ class RootScan:
 
 
 def classify_name(name: str) -> tuple[str | None, ArtifactKind]:
+    """(decoded suggested name, kind) from an artifact's file name alone."""
     m = ARTIFACT.match(name)
     if m is None:
         return None, "unknown"
-    suggested = decode_segment(m.group(2))
+    return _classify_suffix(m.group(2))
+
+
+@functools.lru_cache(maxsize=8192)
+def _classify_suffix(encoded: str) -> tuple[str | None, ArtifactKind]:
+    # Cached: a root holds many files with the same suffix (bash.txt, session-reference-1.txt).
+    suggested = decode_segment(encoded)
     if suggested is None:
         return None, "unknown"
     if TRANSCRIPT_NAME.match(suggested):

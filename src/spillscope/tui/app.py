@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
+from textual.worker import get_current_worker
 
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
@@ -47,6 +48,7 @@ class SpillscopeApp(App[None]):
         self.rebase = rebase
         self.watch_enabled = watch
         self.inspection: Inspection | None = None
+        self.verified = False
         self.code_filter: str | None = None
         self.text_filter = ""
         self.pending_changes = 0
@@ -79,11 +81,21 @@ class SpillscopeApp(App[None]):
     # Loading -----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="scan")
     def rescan(self) -> None:
-        ins = inspect_root(self.root_path, self.logs_path, rebase=self.rebase)
-        self.call_from_thread(self.show_inspection, ins)
+        """Two passes: names and metadata first (fast, so changes show at once), then
+        the full verification that reads every artifact."""
+        worker = get_current_worker()
+        quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False)
+        if worker.is_cancelled:
+            return
+        self.call_from_thread(self.show_inspection, quick, False)
+        full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase)
+        if not worker.is_cancelled:
+            self.call_from_thread(self.show_inspection, full, True)
 
-    def show_inspection(self, ins: Inspection) -> None:
+    def show_inspection(self, ins: Inspection, verified: bool = True) -> None:
         self.inspection = ins
+        #: True once the shown inspection has read and checked every artifact.
+        self.verified = verified
         self.loads += 1
         self.root_missing = not ins.scan.exists
         self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
@@ -102,7 +114,8 @@ class SpillscopeApp(App[None]):
         if ins is not None:
             summary = ins.summary()
             parts.append(f"{len(ins.scan.artifacts())} artifacts · {len(ins.references)} references · "
-                         + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings"))
+                         + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
+                         + ("" if self.verified else " · verifying…"))
         if self.watch_enabled:
             parts.append("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
                          if self.paused else "● live")

@@ -65,7 +65,7 @@ class TranscriptDocument:
         return self.index.done
 
     def advance(self) -> bool:
-        return self.index.advance()
+        return self.index.advance(1)
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str:
         return self.index.read(k, start, count)

@@ -136,7 +136,8 @@ class ReaderScreen(Screen[None]):
         self.query_one("#reader-search", Input).display = False
         self.show_message(1)
         if not self.document.done:
-            self.index_in_background()
+            # Only after the first screen is drawn: indexing competes for the GIL.
+            self.call_after_refresh(self.index_in_background)
 
     @work(thread=True, exclusive=True, group="index")
     def index_in_background(self) -> None:
@@ -145,6 +146,7 @@ class ReaderScreen(Screen[None]):
         last = 0.0
         try:
             while not worker.is_cancelled and not self.document.advance():
+                time.sleep(0.001)  # let the UI thread take the GIL between batches
                 if time.monotonic() - last > 0.25:
                     last = time.monotonic()
                     self.app.call_from_thread(self.update_status)
