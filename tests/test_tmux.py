@@ -47,8 +47,9 @@ def test_demo_in_a_real_terminal(tmp_path):
     cmd = f"{exe} demo --dir {tmp_path / 'demo'}; echo $? > {marker}; sleep 30"
     tmux.run("new-session", "-d", "-s", "main", "-x", "120", "-y", "40", "-e", "TERM=xterm-256color", cmd)
     try:
-        screen = tmux.wait_for("demo-tools")
-        assert "expired-locator" in screen and "Quit" in screen
+        tmux.wait_for("demo-tools")
+        tmux.wait_for("Quit")
+        tmux.wait_for("expired-locator")
         # Navigate by keys to the research reference and open its transcript.
         tmux.keys("/")
         tmux.keys("-l", "Research")

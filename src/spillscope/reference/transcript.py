@@ -598,6 +598,7 @@ class TranscriptIndex:
         """Index the metadata and the start of message 1 (at least ``first_code_points``)."""
         index = cls(os.fspath(path), max_line_bytes)
         index.ensure(1, first_code_points)
+        index.advance(4)  # a few MiB more: small transcripts are then indexed whole
         if index.metadata is None and index.done:
             inc = index.incomplete
             raise TranscriptError(index.path, inc.line if inc else 1, inc.reason if inc else "empty file")

@@ -169,22 +169,27 @@ class ReaderScreen(Screen[None]):
             return
         k = max(1, min(k, known))
         self.message = k
-        msg = self.document.messages[k - 1]
-        title = Text.assemble((f" {self.doc_title} ", "bold reverse"), f"  message {k}/{len(self.document.messages)}: ",
-                              (msg.role, "bold cyan"), f"  ·  {msg.utf8_bytes} bytes · {msg.code_points} code points · {msg.lines} lines")
-        if self.document.note:
-            title.append(f"  ·  {self.document.note}", style="bold yellow")
-        self.query_one("#reader-title", Static).update(title)
         self.view.hits = []
         self.view.show(self.document, k, offset)
         if self.query_text:
             self.run_search(self.query_text)
         self.update_status()
 
+    def update_title(self) -> None:
+        k = self.message
+        msg = self.document.messages[k - 1]
+        count = f"{len(self.document.messages)}{'' if self.document.done else '+'}"
+        title = Text.assemble((f" {self.doc_title} ", "bold reverse"), f"  message {k}/{count}: ",
+                              (msg.role, "bold cyan"), f"  ·  {msg.utf8_bytes} bytes · {msg.code_points} code points · {msg.lines} lines")
+        if self.document.note:
+            title.append(f"  ·  {self.document.note}", style="bold yellow")
+        self.query_one("#reader-title", Static).update(title)
+
     def update_status(self, offset: int | None = None) -> None:
         view = self.view
         if view.document is None:
             return
+        self.update_title()
         cp = view.top_offset if offset is None else offset
         line, byte = self.document.position(self.message, cp)
         msg = self.document.messages[self.message - 1]
