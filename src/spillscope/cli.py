@@ -27,7 +27,7 @@ from .inspect.scan import classify_name
 from .inspect.verify import Inspection, inspect_root
 from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata, iter_transcript
 
-_encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
 class UsageError(Exception):

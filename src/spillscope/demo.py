@@ -119,7 +119,7 @@ async def _build(base: Path, fixed_time: float | None) -> Demo:
     # Tool spills through the policy.
     policy = SpillPolicy(1024, store)
     tool_session = "demo-tools"
-    rows: list[dict[str, Any]] = [_user("Run the tools.")]
+    tool_rows: list[dict[str, Any]] = [_user("Run the tools.")]
     outputs = [
         ("bash", "call_1", "".join(f"line {i:04d}: ok\r\n" for i in range(800))),
         ("web_fetch", "call_2", "<html>" + "界😀é" * 900 + "</html>"),
@@ -127,12 +127,12 @@ async def _build(base: Path, fixed_time: float | None) -> Demo:
     ]
     for tool, call, text in outputs:
         out = await policy.bound_result(tool_name=tool, call_id=call, content=text, owner_session_id=tool_session)
-        rows.append({"type": "tool/call", "data": {"turn": 1, "step": 1, "callId": call, "name": tool, "arguments": "{}"}})
-        rows.append({"type": "tool/result", "surfaceOp": "append", "data": {"turn": 1, "step": 1, "message": {
+        tool_rows.append({"type": "tool/call", "data": {"turn": 1, "step": 1, "callId": call, "name": tool, "arguments": "{}"}})
+        tool_rows.append({"type": "tool/result", "surfaceOp": "append", "data": {"turn": 1, "step": 1, "message": {
             "source": {"kind": "tool", "callId": call},
             "content": [{"type": "tool-result", "toolCallId": call, "content": list(out.content), "isError": False}],
             "role": "tool", "id": f"t-{call}"}}})
-    _write_log(logs, tool_session, cwd, rows)
+    _write_log(logs, tool_session, cwd, tool_rows)
     # The build transcript was deleted by retention: its locator has expired.
     os.unlink(expired)
     if fixed_time is not None:

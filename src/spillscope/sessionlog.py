@@ -69,7 +69,7 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
         raw.close()
         raise LogError("reading .zstd logs needs the 'zstandard' package") from exc
     reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True, read_across_frames=True)
-    return io.BufferedReader(reader, buffer_size=1 << 20)  # type: ignore[arg-type]
+    return io.BufferedReader(reader, buffer_size=1 << 20)
 
 
 def iter_log(

@@ -147,7 +147,7 @@ def _read_reference(log: SessionLog, data: Mapping[str, Any], line: int, seq: in
                                         detail=f"preview entry {i} is not an object with a sessionId"))
             continue
         stats = refs[i] if i < len(refs) and isinstance(refs[i], Mapping) else None
-        label = entry.get("label") if isinstance(entry.get("label"), str) else entry["sessionId"]
+        label = entry["label"] if isinstance(entry.get("label"), str) else entry["sessionId"]
         log.references.append(ReferenceEntry(log.path, line, seq, target, i, entry["sessionId"], label, entry,
                                              stats, by_session.pop(entry["sessionId"], None)))
     for sid in by_session:

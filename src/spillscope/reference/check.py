@@ -204,7 +204,7 @@ def recompute(conversation: Sequence[Mapping[str, Any]], messages: Transcript | 
         logged_n = marker_count(str(item.get("text", "")))
         if logged_n is not None and logged_n != omitted_by_item[i]:
             problems.append(Disagreement(f"conversation[{i}].omitted", logged_n, omitted_by_item[i],
-                                         f"marker N disagrees with transcript message {sources[i] + 1}"))
+                                         f"marker N disagrees with transcript message {(sources[i] or 0) + 1}"))
 
     dropped = [k for k in range(len(full)) if k not in used]
     omitted_bytes = sum(full[k].nbytes for k in dropped) + sum(omitted_by_item)

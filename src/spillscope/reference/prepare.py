@@ -92,7 +92,7 @@ def normalize_references(
         elif isinstance(ref, tuple):
             sid, label = ref
         elif isinstance(ref, Mapping):
-            sid, label = ref.get("sessionId"), ref.get("label")
+            sid, label = ref.get("sessionId"), ref.get("label")  # type: ignore[assignment]
         else:
             raise SessionReferenceError("session reference must be an object", "SESSION_REFERENCE_INVALID_REFERENCE")
         if not isinstance(sid, str) or (label is not None and not isinstance(label, str)):

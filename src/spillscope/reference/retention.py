@@ -95,7 +95,7 @@ def retain_reference(
     retained: list[list[Any]] = [[m.role, m.text, m.text, m.checkpoint, 0, _item_size(m.role, m.text)] for m in messages]
 
     def size() -> int:
-        return base + sum(r[5] for r in retained) + max(0, len(retained) - 1)
+        return int(base + sum(r[5] for r in retained) + max(0, len(retained) - 1))
 
     omitted_messages = 0
     dropped_bytes = 0

@@ -24,7 +24,7 @@ import threading
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Union
+from typing import Any, BinaryIO, Generator, Iterator, Union
 
 import orjson
 
@@ -182,10 +182,11 @@ def iter_transcript(
     source: Source | BinaryIO, *, name: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[Event]:
     """Parse a transcript (a path, its bytes, or a binary stream) as a stream of events."""
-    if hasattr(source, "readline"):
-        yield from _Parser(source, name or "<stream>", max_line_bytes).run()  # type: ignore[arg-type]
+    if isinstance(source, (str, bytes, bytearray, os.PathLike)):
+        stream, path = _open(source)
+    else:
+        yield from _Parser(source, name or "<stream>", max_line_bytes).run()
         return
-    stream, path = _open(source)  # type: ignore[arg-type]
     with stream:
         yield from _Parser(stream, name or path, max_line_bytes).run()
 
@@ -220,7 +221,7 @@ class _Parser:
         except UnicodeDecodeError as exc:
             raise self.fail(f"invalid UTF-8 at byte {exc.start}") from None
 
-    def fixed(self, expected: str, where: str) -> Iterator[Event]:
+    def fixed(self, expected: str, where: str) -> Generator[Event, None, bool]:
         """One fixed line; returns True when the stream ended (incomplete) instead."""
         raw, nl = self.next_line()
         if raw is None:
@@ -236,7 +237,7 @@ class _Parser:
             raise self.fail(f"unexpected line {where} (expected {expected!r})")
         return False
 
-    def run(self) -> Iterator[Event]:
+    def run(self) -> Generator[Event, None, None]:
         for expected in _PREAMBLE:
             if (yield from self.fixed(expected, "inside the preamble")):
                 return
@@ -249,7 +250,7 @@ class _Parser:
                 return
         yield from self.messages()
 
-    def metadata(self) -> Iterator[Event]:
+    def metadata(self) -> Generator[Event, None, TranscriptMetadata | None]:
         start = self.line + 1
         block: list[bytes] = []
         while True:
@@ -299,7 +300,7 @@ class _Parser:
         finally:
             self.stream.seek(pos)
 
-    def messages(self) -> Iterator[Event]:
+    def messages(self) -> Generator[Event, None, None]:
         expected = 1
         separated = False
         while True:
@@ -348,7 +349,7 @@ class _Parser:
             separated = True
             expected += 1
 
-    def fragments(self, index: int) -> Iterator[Event]:
+    def fragments(self, index: int) -> Generator[Event, None, str]:
         """The fragment lines of message ``index``, in big batches.
 
         Fast path: read a large chunk, cut it at the blank line that ends the message,
@@ -425,7 +426,7 @@ class _Parser:
             return None
         return Fragment(texts, self.line + 1, base, lines)
 
-    def fragments_slow(self, index: int, count: int) -> Iterator[Event]:
+    def fragments_slow(self, index: int, count: int) -> Generator[Event, None, str]:
         loads = orjson.loads
         limit = self.max + 1
         readline = self.stream.readline
@@ -540,7 +541,7 @@ class MessageIndex:
     utf8_bytes: int = 0
     newlines: int = 0
     #: Flat (file offset, code point, text byte, newline count) quadruples.
-    checkpoints: array = field(default_factory=lambda: array("q"))
+    checkpoints: "array[int]" = field(default_factory=lambda: array("q"))
 
     @property
     def last_line(self) -> int:
@@ -750,7 +751,7 @@ class TranscriptIndex:
                     break
                 lines += 1
             if lines >= line and at >= 0:
-                return cp + at + 1
+                return int(cp + at + 1)
             cp += len(frag)
         return msg.code_points
 

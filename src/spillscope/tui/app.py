@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -298,10 +298,10 @@ class SpillscopeApp(App[None]):
         self.push_screen(HelpScreen())
 
     def watch_root_missing(self) -> None:
-        if self.is_mounted:
+        if self.is_running:
             self.update_status()
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Pause / resume live watch", "Stop or restart applying changes", self.action_toggle_pause)
         yield SystemCommand("Rescan", "Scan the spill root and logs again", self.action_refresh)

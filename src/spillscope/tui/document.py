@@ -26,9 +26,13 @@ class DocMessage:
 
 class Document(Protocol):
     path: str
-    messages: list[DocMessage]
-    note: str
-    done: bool
+
+    @property
+    def messages(self) -> list[DocMessage]: ...
+    @property
+    def note(self) -> str: ...
+    @property
+    def done(self) -> bool: ...
 
     def advance(self) -> bool: ...
 

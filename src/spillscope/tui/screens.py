@@ -6,6 +6,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -342,7 +343,7 @@ MAX_HITS = 5000
 
 
 def find_hits(document: Document, message: int, query: str, seen: list[tuple[int, int]] | None,
-              cancelled: callable = lambda: False) -> list[Hit]:  # type: ignore[valid-type]
+              cancelled: Callable[[], bool] = lambda: False) -> list[Hit]:
     """Every match of ``query`` in the message (plain, or ``re:`` regex), chunk by chunk."""
     if not query:
         return []

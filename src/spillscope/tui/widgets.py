@@ -187,7 +187,8 @@ class ReferencePanel(Horizontal):
 
     def show(self, link: ReferenceLink) -> None:
         entry = link.entry
-        conv = entry.preview.get("conversation") if isinstance(entry.preview.get("conversation"), list) else []
+        raw_conv = entry.preview.get("conversation")
+        conv: list[Any] = raw_conv if isinstance(raw_conv, list) else []
         parts: list[RenderableType] = [Text.assemble(("Preview — what the model saw", "bold underline"), "\n",
                                                      ("session ", "dim"), safe(entry.session_id), ("   label ", "dim"), safe(entry.label), "\n")]
         sources = link.recomputed.sources if link.recomputed else ()
