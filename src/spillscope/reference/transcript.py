@@ -363,35 +363,35 @@ class _Parser:
             chunk = read(FAST_CHUNK)
             data = buf + chunk if buf else chunk
             base = self.offset  # file offset of data[0]
-            if data[:1] == b"\n":
-                end = 0
-            else:
-                k = data.find(b"\n\n")
-                end = k + 1 if k >= 0 else -1
-            if end >= 0:
-                body, after = data[:end], end + 1  # skip the blank separator line
+            parts = data.split(b"\n")
+            tail = parts.pop()  # bytes after the last newline (a partial line, or b"")
+            try:
+                blank = parts.index(b"")  # fragment lines are never empty: a blank line ends the message
+            except ValueError:
+                blank = -1
+            if blank >= 0:
+                lines = parts[:blank]
+                end = sum(map(len, lines)) + len(lines)  # offset of the blank line in data
+                after = end + 1
             elif chunk:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0 and len(data) > self.max:
+                if not parts and len(tail) > self.max:
                     self.stream.seek(base)
                     return (yield from self.fragments_slow(index, count))
-                body, buf = data[:cut], data[cut:]
-                after = -1
+                lines, buf, after = parts, tail, -1
             else:
                 # EOF without a blank line: the message runs to the end of the file.
-                if not data.endswith(b"\n") and data:
+                if tail:
                     self.stream.seek(base)
                     return (yield from self.fragments_slow(index, count))
-                body, after = data, -2
-            if body:
-                lines = body[:-1].split(b"\n")
+                lines, after = parts, -2
+            if lines:
                 batch = self.batch(lines, base)
                 if batch is None:
                     self.stream.seek(base)
                     return (yield from self.fragments_slow(index, count))
-                count += len(batch.texts)
+                count += len(lines)
                 self.line += len(lines)
-                self.offset += len(body)
+                self.offset = batch.end
                 yield batch
             if after >= 0:
                 if count == 0:
@@ -408,8 +408,6 @@ class _Parser:
                     return "incomplete"
                 yield MessageEnd(index, self.offset)
                 return "eof"
-            if not chunk:
-                continue
 
     def batch(self, lines: list[bytes], base: int) -> Fragment | None:
         """Parse complete fragment lines at once; ``None`` if any needs the slow path."""
@@ -421,8 +419,9 @@ class _Parser:
             return None
         # One string per line (JSON allows whitespace around it, as orjson.loads(line) does);
         # two values on a line would change the count, and then the slow path says why.
-        lengths = list(map(len, texts))
-        if max(lengths) > FRAGMENT_CODE_POINTS or min(lengths) == 0 or max(map(len, lines)) > self.max:
+        if max(map(len, texts)) > FRAGMENT_CODE_POINTS or min(map(len, texts)) == 0:
+            return None
+        if self.max < 2 * FAST_CHUNK and max(map(len, lines)) > self.max:
             return None
         return Fragment(texts, self.line + 1, base, lines)
 
