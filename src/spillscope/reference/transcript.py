@@ -378,12 +378,14 @@ class _Parser:
                     self.stream.seek(base)
                     return (yield from self.fragments_slow(index, count))
                 lines, buf, after = parts, tail, -1
+                end = len(data) - len(tail)
             else:
                 # EOF without a blank line: the message runs to the end of the file.
                 if tail:
                     self.stream.seek(base)
                     return (yield from self.fragments_slow(index, count))
                 lines, after = parts, -2
+                end = len(data)
             if lines:
                 batch = self.batch(lines, base)
                 if batch is None:
@@ -391,7 +393,7 @@ class _Parser:
                     return (yield from self.fragments_slow(index, count))
                 count += len(lines)
                 self.line += len(lines)
-                self.offset = batch.end
+                self.offset = base + end
                 yield batch
             if after >= 0:
                 if count == 0:
@@ -419,9 +421,11 @@ class _Parser:
             return None
         # One string per line (JSON allows whitespace around it, as orjson.loads(line) does);
         # two values on a line would change the count, and then the slow path says why.
-        if max(map(len, texts)) > FRAGMENT_CODE_POINTS or min(map(len, texts)) == 0:
+        if max(map(len, texts)) > FRAGMENT_CODE_POINTS or b'""' in lines:
             return None
-        if self.max < 2 * FAST_CHUNK and max(map(len, lines)) > self.max:
+        # Lines inside one chunk are at most FAST_CHUNK long; only a carried-over first
+        # line, or a limit below the chunk size, needs measuring.
+        if len(lines[0]) > self.max or (self.max < FAST_CHUNK and max(map(len, lines)) > self.max):
             return None
         return Fragment(texts, self.line + 1, base, lines)
 
