@@ -185,42 +185,53 @@ def test_every_command_leaves_root_and_logs_byte_identical(tmp_path):
     assert _snapshot(demo.root, demo.logs) == before
 
 
-def test_watch_reports_added_modified_deleted(tmp_path):
-    demo = write_demo(tmp_path / "demo")
-    session = next(p for p in demo.root.iterdir() if any(p.iterdir()))
-    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(demo.root), "--json", "--initial"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    lines: queue.Queue[dict] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(json.loads(l)) for l in proc.stdout], daemon=True).start()
+class WatchProcess:
+    """`spillscope watch --json --initial` in a subprocess, its events read in a thread."""
 
-    def wait_for(pred, timeout=10.0):
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root), "--json", "--initial"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: queue.Queue[dict] = queue.Queue()
+        self.seen: list[dict] = []
+        threading.Thread(target=lambda: [self.lines.put(json.loads(l)) for l in self.proc.stdout], daemon=True).start()
+
+    def wait_for(self, pred, timeout: float = 10.0) -> dict:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             try:
-                ev = lines.get(timeout=0.2)
+                ev = self.lines.get(timeout=0.2)
             except queue.Empty:
                 continue
+            self.seen.append(ev)
             if pred(ev):
                 return ev
-        raise AssertionError("event not seen")
+        raise AssertionError(f"event not seen; got {self.seen}")
 
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=10)
+
+
+def test_watch_reports_added_modified_deleted(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    session = next(p for p in demo.root.iterdir() if any(p.iterdir()))
+    watch = WatchProcess(demo.root)
     try:
-        wait_for(lambda e: e["event"] == "added")  # the initial listing: the watcher is up
+        watch.wait_for(lambda e: e["event"] == "added")  # the initial listing: the watcher is up
         time.sleep(0.3)
         new = session / "abcdefabcdef-bash.txt"
         new.write_text("first")
-        ev = wait_for(lambda e: e["path"] == str(new) and e["event"] == "added")
+        ev = watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "added")
         assert ev == {"event": "added", "path": str(new), "session": session.name, "kind": "tool-output"}
         time.sleep(0.2)
         with open(new, "a") as f:
             f.write(" and more")
-        wait_for(lambda e: e["path"] == str(new) and e["event"] == "modified")
+        watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "modified")
         new.unlink()
-        wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")
+        watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
-    assert proc.returncode in (0, 130)
+        code = watch.stop()
+    assert code in (0, 130)
 
 
 def test_watch_follows_a_root_that_is_deleted_and_recreated(tmp_path):
@@ -229,36 +240,18 @@ def test_watch_follows_a_root_that_is_deleted_and_recreated(tmp_path):
     root = tmp_path / "root"
     (root / "session-aaaaaaaaaaaa").mkdir(parents=True)
     (root / "session-aaaaaaaaaaaa" / "111111111111-bash.txt").write_text("x")
-    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root), "--json", "--initial"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    lines: queue.Queue[dict] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(json.loads(l)) for l in proc.stdout], daemon=True).start()
-    seen: list[dict] = []
-
-    def wait_for(pred, timeout=10.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                ev = lines.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            seen.append(ev)
-            if pred(ev):
-                return ev
-        raise AssertionError(f"event not seen; got {seen}")
-
+    watch = WatchProcess(root)
     try:
-        wait_for(lambda e: e["event"] == "added")
+        watch.wait_for(lambda e: e["event"] == "added")
         shutil.rmtree(root)
-        wait_for(lambda e: e["event"] == "root-missing")
+        watch.wait_for(lambda e: e["event"] == "root-missing")
         (root / "session-bbbbbbbbbbbb").mkdir(parents=True)
         time.sleep(0.3)
         (root / "session-bbbbbbbbbbbb" / "222222222222-grep.txt").write_text("y")
-        wait_for(lambda e: e["event"] == "added" and e["path"].endswith("222222222222-grep.txt"))
+        watch.wait_for(lambda e: e["event"] == "added" and e["path"].endswith("222222222222-grep.txt"))
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
-    assert any(e["event"] == "deleted" and e["path"].endswith("111111111111-bash.txt") for e in seen)
+        watch.stop()
+    assert any(e["event"] == "deleted" and e["path"].endswith("111111111111-bash.txt") for e in watch.seen)
 
 
 def test_demo_command_writes_and_lists(tmp_path):

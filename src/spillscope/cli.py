@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, TextIO
 import orjson
 
 from . import __version__
+from ._format import human_age, human_size
 from ._fs import open_regular
 from ._text import js_utf8, lone_surrogate_count, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
@@ -75,25 +76,6 @@ class Progress:
         if self.shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
-
-
-def _human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
-def _human_age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f}s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.0f}h"
-    return f"{seconds / 86400:.0f}d"
 
 
 def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
@@ -155,7 +137,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"\n{s['dir']}  {visible(label)}  {s['artifactCount']} artifacts  {s['mode']}{badge}\n")
         for a in s["artifacts"]:
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
-            out.write(f"  {a['kind']:<29} {_human_size(a['size']):>10} {_human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
+            out.write(f"  {a['kind']:<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
     others = [f for f in ins.findings if not any(f.path == a.path for s in ins.scan.sessions for a in s.artifacts)]
     if others:
         out.write("\nOther findings:\n")

@@ -15,6 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from .._format import human_age, human_size
 from .._text import visible
 from ..inspect.findings import SEVERITY_RANK, Finding
 from ..inspect.scan import Artifact
@@ -47,25 +48,6 @@ def badges(codes: list[str]) -> Text:
         out.append(" ")
         out.append(f" {code} ", style=BADGE_STYLE.get(code, "reverse"))
     return out
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
-def human_age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{max(0, seconds):.0f}s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.0f}h"
-    return f"{seconds / 86400:.0f}d"
 
 
 @dataclass(frozen=True)

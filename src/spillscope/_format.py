@@ -1,0 +1,22 @@
+"""Human formatting of sizes and ages, shared by the CLI table and the TUI."""
+
+from __future__ import annotations
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def human_age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(0.0, seconds):.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
