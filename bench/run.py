@@ -151,14 +151,20 @@ async def main(root):
             await pilot.pause(0.005)
         ttfs = time.perf_counter() - t
         view = app.screen.query_one(TextView)
-        total = app.screen.document.index.size
-        # Jump to the middle: the index is built on demand up to there.
+        doc = app.screen.document
+        # The background worker finishes the index while the first screen is up.
         t = time.perf_counter()
-        view.scroll_to_offset(view.total // 2)
-        await pilot.pause(0.01)
+        while not doc.done:
+            await pilot.pause(0.01)
+        indexed = time.perf_counter() - t
+        # Then a jump to the middle of the message is a pread of one window.
+        t = time.perf_counter()
+        view.scroll_to_offset(doc.messages[0].code_points // 2)
+        await pilot.pause(0)
         jump = time.perf_counter() - t
+        assert abs(view.top_offset - doc.messages[0].code_points // 2) < 200, view.top_offset
         await pilot.pause(0.5)
-        print(ttfs, jump, int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1]))
+        print(ttfs, jump, indexed, int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1]))
 
 asyncio.run(main(sys.argv[1]))
 '''
@@ -177,15 +183,17 @@ def bench_ttfs(tmp: Path, big: int) -> None:
             out = subprocess.run([sys.executable, "-c", TTFS, str(root)], capture_output=True, text=True)
             if out.returncode != 0:
                 raise SystemExit(f"TTFS run failed:\n{out.stderr[-3000:]}")
-            ttfs, jump, rss = out.stdout.split()
-            runs.append((float(ttfs), float(jump), int(rss) / 1024))
-        results[label] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs), max(r[2] for r in runs))
+            ttfs, jump, indexed, rss = out.stdout.split()
+            runs.append((float(ttfs), float(jump), int(rss) / 1024, float(indexed)))
+        results[label] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs), max(r[2] for r in runs),
+                          statistics.median(r[3] for r in runs))
         shutil.rmtree(root)
     small, large = results["1 MB"], results["big"]
     print(f"{'first screen, 1 MB':<44} {small[0] * 1000:8.1f} ms   peak RSS {small[2]:6.1f} MB")
     print(f"{'first screen, big':<44} {large[0] * 1000:8.1f} ms   peak RSS {large[2]:6.1f} MB   "
           f"{large[0] / small[0]:5.2f}x the 1 MB time  target <= 1.5x: {'PASS' if large[0] / small[0] <= 1.5 else 'FAIL'}")
-    print(f"{'jump to the middle, big (indexes on demand)':<44} {large[1]:8.3f} s")
+    print(f"{'background index of big (UI stays live)':<44} {large[3]:8.3f} s")
+    print(f"{'then a jump to the middle of big':<44} {large[1] * 1000:8.1f} ms")
     print(f"{'memory with the big transcript open':<44} {large[2]:8.1f} MB   target < 300 MB: {'PASS' if large[2] < 300 else 'FAIL'}")
 
 

@@ -97,6 +97,8 @@ def ls_json(ins: Inspection, now: float) -> dict[str, Any]:
     for f in ins.findings:
         for key in {f.path, f.locator} - {None}:
             by_path.setdefault(key, []).append(f.code)  # type: ignore[arg-type]
+    codes = {k: sorted(set(v)) for k, v in by_path.items()}
+    none: list[str] = []
     sessions = []
     for s in ins.scan.sessions:
         sessions.append({
@@ -105,7 +107,7 @@ def ls_json(ins: Inspection, now: float) -> dict[str, Any]:
             "sessionId": ins.session_ids.get(s.name),
             "mode": f"{s.mode:04o}",
             "artifactCount": len(s.artifacts),
-            "findings": sorted(set(by_path.get(s.path, []))),
+            "findings": codes.get(s.path, none),
             "artifacts": [{
                 "name": a.name,
                 "path": a.path,
@@ -116,7 +118,7 @@ def ls_json(ins: Inspection, now: float) -> dict[str, Any]:
                 "ageSeconds": round(now - a.mtime, 3),
                 "mode": f"{a.mode:04o}",
                 "symlink": a.is_symlink,
-                "findings": sorted(set(by_path.get(a.path, []))),
+                "findings": codes.get(a.path, none),
             } for a in s.artifacts],
         })
     return {"root": ins.root, "sessions": sessions, "findings": [f.to_json() for f in ins.findings],

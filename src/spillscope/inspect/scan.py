@@ -8,6 +8,7 @@ finding, and the scan goes on.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import re
 import stat
@@ -17,6 +18,7 @@ from typing import Callable, Literal, NamedTuple
 from ..spill.local import decode_segment
 from .findings import Finding, finding
 
+_NAME = operator.attrgetter("name")
 ArtifactKind = Literal["session-reference-transcript", "tool-output", "unknown"]
 SESSION_DIR = re.compile(r"^session-([0-9a-f]{12})$")
 ARTIFACT = re.compile(r"^([0-9a-f]{12})-(.+)$")
@@ -102,7 +104,7 @@ def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] |
     if not stat.S_ISDIR(st.st_mode):
         return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False)
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        entries = sorted(os.scandir(root), key=_NAME)
     except OSError as exc:
         return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))])
     count = 0
@@ -125,7 +127,7 @@ def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] |
         if mode & 0o077:
             findings.append(finding("insecure-permissions", path=path, detail=f"session dir mode {mode:04o} (expected 0700)"))
         try:
-            children = sorted(os.scandir(path), key=lambda e: e.name)
+            children = sorted(os.scandir(path), key=_NAME)
         except OSError as exc:
             findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
             sessions.append(session)
@@ -137,10 +139,10 @@ def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] |
                 findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
                 continue
             suggested, kind = classify_name(child.name)
-            is_link = stat.S_ISLNK(cst.st_mode)
-            is_reg = stat.S_ISREG(cst.st_mode)
+            fmt = cst.st_mode & 0o170000
+            is_link, is_reg = fmt == stat.S_IFLNK, fmt == stat.S_IFREG
             art = Artifact(child.path, entry.name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
-                           stat.S_IMODE(cst.st_mode), is_link, is_reg)
+                           cst.st_mode & 0o7777, is_link, is_reg)
             if is_link:
                 findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
             elif not is_reg:
