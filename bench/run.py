@@ -76,7 +76,7 @@ def bench_transcript(tmp: Path, size: int) -> None:
     report("baseline: raw read + orjson.loads per line", base, base, n)
     report("read_transcript (exact texts in memory)", timed(lambda: read_transcript(path)), base, n)
     report("TranscriptIndex.build (lazy index)", timed(lambda: TranscriptIndex.build(path), 2), base, n, "target: any")
-    args = argparse.Namespace(json=True, message=None, raw=False)
+    args = argparse.Namespace(json=True, message=None, raw=False, max_line_bytes=1 << 20)
     cat = timed(lambda: _cat_transcript(args, str(path), Null()), 2)
     report("cat --json", cat, base, n, f"target >= 50% of baseline speed: {'PASS' if base / cat >= 0.5 else 'FAIL'}")
     path.unlink()

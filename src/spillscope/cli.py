@@ -8,6 +8,7 @@ output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import re
@@ -26,7 +27,8 @@ from ._text import js_utf8, lone_surrogate_count, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import classify_name
 from .inspect.verify import Inspection, inspect_root
-from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata, iter_transcript
+from .sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from .reference.transcript import DEFAULT_MAX_LINE_BYTES, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata, iter_transcript
 
 _encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
@@ -87,7 +89,8 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
     progress = Progress()
     try:
         return inspect_root(root, args.logs, retention_seconds=getattr(args, "retention", None),
-                            rebase=args.rebase, check_content=check_content, progress=progress)
+                            rebase=args.rebase, check_content=check_content, progress=progress,
+                            max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
     finally:
         progress.done()
 
@@ -208,15 +211,19 @@ def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cat_file(args: argparse.Namespace, path: str, out: TextIO) -> int:
-    fd = open_regular(path)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read()
-    text = data.decode("utf-8", "replace")
-    if args.json:
-        _write_json(out, {"path": path, "kind": _artifact_kind(path), "metadata": None,
-                          "messages": [{"index": 1, "role": None, "text": text}]})
-        return 0
-    _emit_text(args, out, text)
+    """A tool output: streamed in chunks, so a huge file is never held whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    with os.fdopen(open_regular(path), "rb") as f:
+        if args.json:
+            out.write('{"path": ' + _encode_ascii(path) + ', "kind": ' + _encode_ascii(_artifact_kind(path))
+                      + ', "metadata": null, "messages": [{"index": 1, "role": null, "text": "')
+            while chunk := f.read(1 << 20):
+                out.write(_encode_ascii(decoder.decode(chunk))[1:-1])
+            out.write(_encode_ascii(decoder.decode(b"", final=True))[1:-1] + '"}], "complete": true}\n')
+            return 0
+        while chunk := f.read(1 << 20):
+            _emit_text(args, out, decoder.decode(chunk))
+        _emit_text(args, out, decoder.decode(b"", final=True))
     return 0
 
 
@@ -237,7 +244,7 @@ def _emit_text(args: argparse.Namespace, out: TextIO, text: str) -> None:
 
 def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
     want = args.message
-    events = iter_transcript(path)
+    events = iter_transcript(path, max_line_bytes=args.max_line_bytes)
     incomplete: Incomplete | None = None
     try:
         if args.json:
@@ -334,7 +341,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     demo = write_demo(args.dir)
     out.write(f"demo written: spill root {demo.root}\n              logs       {demo.logs}\n")
     if args.no_tui or not sys.stdout.isatty():
-        ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None)
+        ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None,
+                                max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_log_line_bytes=DEFAULT_MAX_LOG_LINE_BYTES)
         return cmd_ls(ns, out)
     return _run_tui(str(demo.root), str(demo.logs), None)
 
@@ -361,6 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("root", help="the spill root")
         sp.add_argument("--logs", help="session logs directory (links notices to artifacts)")
         sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
+        limits(sp)
+
+    def limits(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES, metavar="N",
+                        help=f"longest transcript line read (default {DEFAULT_MAX_LINE_BYTES})")
+        sp.add_argument("--max-log-line-bytes", type=int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
+                        help=f"longest session-log line read (default {DEFAULT_MAX_LOG_LINE_BYTES})")
 
     sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
     common(sp)
@@ -372,6 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--message", type=int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
     sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
+    limits(sp)
     sp.set_defaults(func=cmd_cat)
 
     sp = sub.add_parser("verify", help="check every notice against its artifact; exit 1 on findings")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..reference.message import ReferenceMessageError, is_reference_message, message_text, parse_reference_text
-from ..sessionlog import LogError, LogLineError, find_logs, iter_log, parse_header
+from ..sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs, iter_log, parse_header
 from ..spill.local import session_hash
 from ..spill.policy import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
@@ -76,12 +76,12 @@ class SessionLog:
         return None if self.session_id is None else session_hash(self.session_id)
 
 
-def read_session_log(path: str | os.PathLike[str]) -> SessionLog:
+def read_session_log(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
     name = os.fspath(path)
     log = SessionLog(name, None, None)
     tool_names: dict[str, str] = {}
     try:
-        for item in iter_log(name):
+        for item in iter_log(name, max_line_bytes=max_line_bytes):
             if isinstance(item, LogLineError):
                 log.findings.append(finding("malformed-log", path=name, line=item.line, session=log.session_id, detail=item.reason))
                 continue
@@ -155,8 +155,8 @@ def _read_reference(log: SessionLog, data: Mapping[str, Any], line: int, seq: in
                                     detail=f"notice for {sid!r} has no preview entry"))
 
 
-def read_logs(logs_root: str | os.PathLike[str]) -> list[SessionLog]:
-    return [read_session_log(p) for p in find_logs(logs_root)]
+def read_logs(logs_root: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> list[SessionLog]:
+    return [read_session_log(p, max_line_bytes=max_line_bytes) for p in find_logs(logs_root)]
 
 
 def logs_by_hash(logs: list[SessionLog]) -> dict[str, SessionLog]:

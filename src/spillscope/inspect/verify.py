@@ -17,7 +17,8 @@ from typing import Any, Callable, Literal, Mapping
 from .._fs import open_regular
 from .._text import js_utf8
 from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
-from ..reference.transcript import TranscriptError
+from ..reference.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptError
+from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ..spill.local import session_dir_name
 from ..spill.policy import FORK_GAP
 from .findings import SEVERITY_RANK, Finding, finding
@@ -110,12 +111,18 @@ def inspect_root(
     rebase: str | None = None,
     check_content: bool = True,
     progress: Callable[[str, int], None] | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_log_line_bytes: int = DEFAULT_MAX_LOG_LINE_BYTES,
 ) -> Inspection:
+    """Scan, read the logs, link and verify; see the module docstring.
+
+    ``max_line_bytes`` bounds a transcript line (a fragment is at most 386 bytes) and
+    ``max_log_line_bytes`` a log line: longer lines are findings, never read whole."""
     root = os.path.abspath(os.fspath(root))
     now = time.time() if now is None else now
     scan = scan_root(root, progress=(lambda n: progress("scan", n)) if progress else None)
     findings = list(scan.findings)
-    session_logs = read_logs(logs) if logs is not None else []
+    session_logs = read_logs(logs, max_line_bytes=max_log_line_bytes) if logs is not None else []
     session_ids: dict[str, str] = {}
     for log in session_logs:
         findings.extend(log.findings)
@@ -138,7 +145,7 @@ def inspect_root(
 
     for log in session_logs:
         for entry in log.references:
-            link = _link_reference(entry, root, rebase, by_path, checks, check_content)
+            link = _link_reference(entry, root, rebase, by_path, checks, check_content, max_line_bytes)
             references.append(link)
             findings.extend(link.findings)
             if link.artifact is not None:
@@ -156,7 +163,7 @@ def inspect_root(
     if check_content:
         for art in by_path.values():
             if art.kind == "session-reference-transcript" and art.is_regular and art.path not in checks:
-                checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir))
+                checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir), max_line_bytes)
                 done += 1
                 if progress and done % 100 == 0:
                     progress("verify", done)
@@ -176,10 +183,10 @@ def _age(seconds: float) -> str:
     return f"{days:.1f}d" if days >= 1 else f"{seconds / 3600:.1f}h"
 
 
-def _check_transcript(art: Artifact, session: str | None, keep: int = 1) -> ArtifactCheck:
+def _check_transcript(art: Artifact, session: str | None, max_line_bytes: int, keep: int = 1) -> ArtifactCheck:
     check = ArtifactCheck(art)
     try:
-        meta, views, incomplete = digest_transcript(art.path, keep)
+        meta, views, incomplete = digest_transcript(art.path, keep, max_line_bytes)
     except TranscriptError as exc:
         check.findings.append(finding("malformed-artifact", path=art.path, line=exc.line, session=session, detail=exc.reason))
         return check
@@ -216,7 +223,7 @@ def _validate_notice(entry: ReferenceEntry) -> list[str]:
 
 def _link_reference(
     entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
-    checks: dict[str, ArtifactCheck], check_content: bool,
+    checks: dict[str, ArtifactCheck], check_content: bool, max_line_bytes: int,
 ) -> ReferenceLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     stats = entry.stats or {}
@@ -260,7 +267,7 @@ def _link_reference(
     conversation = entry.preview.get("conversation")
     keep = keep_bytes_for(conversation if isinstance(conversation, list) else [])
     try:
-        meta, views, incomplete = digest_transcript(art.path, keep)
+        meta, views, incomplete = digest_transcript(art.path, keep, max_line_bytes)
     except TranscriptError as exc:
         checks[art.path] = ArtifactCheck(art, [finding("malformed-artifact", path=art.path, line=exc.line,
                                                        session=entry.target_session, locator=locator, detail=exc.reason)])

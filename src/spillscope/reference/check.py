@@ -130,9 +130,9 @@ def keep_bytes_for(conversation: Sequence[Any]) -> int:
     return max(sizes, default=0) + 1
 
 
-def digest_transcript(path: Any, keep: int) -> tuple[Any, list[MessageView], Any]:
+def digest_transcript(path: Any, keep: int, max_line_bytes: int | None = None) -> tuple[Any, list[MessageView], Any]:
     """Stream an artifact into (metadata, message views, incomplete) with bounded memory."""
-    from .transcript import Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
+    from .transcript import DEFAULT_MAX_LINE_BYTES, Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
 
     meta, views, incomplete = None, [], None
     role, nbytes, head, tail = "", 0, bytearray(), bytearray()
@@ -141,7 +141,7 @@ def digest_transcript(path: Any, keep: int) -> tuple[Any, list[MessageView], Any
         views.append(MessageView(role, nbytes, bytes(head), bytes(tail)))
 
     current = False
-    for ev in iter_transcript(path):
+    for ev in iter_transcript(path, max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES):
         if isinstance(ev, Fragment):
             data = js_utf8("".join(ev.texts))
             nbytes += len(data)
