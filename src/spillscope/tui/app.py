@@ -80,19 +80,24 @@ class SpillscopeApp(App[None]):
 
     # Loading -----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="scan")
-    def rescan(self) -> None:
+    def rescan(self, from_watch: bool = False) -> None:
         """Two passes: names and metadata first (fast, so changes show at once), then
         the full verification that reads every artifact."""
         worker = get_current_worker()
         quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False)
         if worker.is_cancelled:
             return
-        self.call_from_thread(self.show_inspection, quick, False)
+        self.call_from_thread(self.show_inspection, quick, False, from_watch)
         full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase)
         if not worker.is_cancelled:
-            self.call_from_thread(self.show_inspection, full, True)
+            self.call_from_thread(self.show_inspection, full, True, from_watch)
 
-    def show_inspection(self, ins: Inspection, verified: bool = True) -> None:
+    def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False) -> None:
+        if from_watch and self.paused:
+            # A watch-triggered scan that finishes after a pause waits for the resume.
+            self.pending_changes += 1
+            self.update_status()
+            return
         self.inspection = ins
         #: True once the shown inspection has read and checked every artifact.
         self.verified = verified
@@ -142,7 +147,7 @@ class SpillscopeApp(App[None]):
 
     def _do_rescan(self) -> None:
         self._rescan_scheduled = False
-        self.rescan()
+        self.rescan(from_watch=True)
 
     # Detail ------------------------------------------------------------------------
     @on(BrowseTree.NodeHighlighted)
