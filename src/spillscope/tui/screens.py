@@ -187,6 +187,9 @@ class ReaderScreen(Screen[None]):
         self.query_one("#reader-title", Static).update(title)
 
     def update_status(self, offset: int | None = None) -> None:
+        # Workers report through call_from_thread; the screen may be gone or not composed yet.
+        if not self.is_attached or not self.query(TextView):
+            return
         view = self.view
         if view.document is None:
             return
@@ -272,6 +275,8 @@ class ReaderScreen(Screen[None]):
             self.app.call_from_thread(self.apply_hits, hits)
 
     def apply_hits(self, hits: list[Hit]) -> None:
+        if not self.is_attached:
+            return
         self.hits = hits
         view = self.view
         view.hits = [(h.start, h.end, h.seen) for h in hits]
