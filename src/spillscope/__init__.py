@@ -5,3 +5,10 @@ the CLI and the notebook objects are thin layers on top of it.
 """
 
 __version__ = "0.1.0"
+
+
+def open(root, logs=None, **kwargs):  # type: ignore[no-untyped-def]  # noqa: A001
+    """Inspect a spill root in a notebook; see :mod:`spillscope.notebook`."""
+    from .notebook import open as _open
+
+    return _open(root, logs, **kwargs)

@@ -1,0 +1,74 @@
+"""The example notebook runs headlessly with a real kernel (nbclient + ipykernel), and
+the notebook objects render safe, useful HTML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import spillscope
+from spillscope._text import js_utf8
+from spillscope.demo import write_demo
+from spillscope.notebook import esc
+from spillscope.reference.transcript import render_transcript
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "inspect.ipynb"
+
+
+def html_outputs(cell) -> str:
+    return "".join(o.get("data", {}).get("text/html", "") for o in cell.get("outputs", []))
+
+
+def test_example_notebook_executes_and_renders(tmp_path):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    root_html, ref_html, findings_html, transcript_html = (html_outputs(c) for c in code[:4])
+    assert "Spill root" in root_html and "demo-target-research" in root_html and "expired-locator" in root_html
+    assert "Preview — what the model saw" in ref_html and "Omission notice" in ref_html
+    assert "<td>omittedBytes</td><td>13085</td><td>13085</td>" in ref_html and "✔ resolves" in ref_html
+    assert "expired-locator" in findings_html and "sortable" in findings_html
+    assert "Message 6: assistant" in transcript_html
+    assert "<details><summary>8733 characters, 11135 bytes" in transcript_html  # the long one is collapsed
+    assert "␛[31mRED" in transcript_html and "\x1b" not in transcript_html  # controls visible, never raw
+    text_out = "".join(o.get("text", "") for o in code[4].outputs)
+    assert "characters;" in text_out
+    assert "EXPIRED" in html_outputs(code[5]) or "expired-locator" in html_outputs(code[5])
+    assert all(o.get("output_type") != "error" for c in code for o in c.outputs)
+
+
+def test_untrusted_text_is_escaped_and_visible(tmp_path):
+    root = tmp_path / "root" / "session-000000000000"
+    root.mkdir(parents=True)
+    evil = "<script>alert(1)</script> \x1b[31m [bold]x[/] \u202e \x00 \ud800"
+    path = root / "aaaaaaaaaaaa-session-reference-1.txt"
+    path.write_bytes(js_utf8(render_transcript({"sessionId": "<b>s</b>", "label": "<i>", "cwd": None, "capturedThroughSeq": 1,
+                                                "conversation": [{"role": "user", "text": evil * 200}]}, 3)))
+    insp = spillscope.open(tmp_path / "root")
+    html = insp.transcript(path)._repr_html_()
+    assert "<script>alert" not in html and "&lt;script&gt;" in html and "&lt;b&gt;s&lt;/b&gt;" in html
+    assert "\x1b" not in html and "␛[31m" in html and "⟨U+202E⟩" in html and "⟨lone U+D800⟩" in html
+    assert "<details><summary>" in html  # long text collapsed with its size
+    assert esc("\x00<") == "␀&lt;"
+    assert "expired" not in repr(insp) and insp.findings().to_records() == [f.to_json() for f in insp.findings()]
+
+
+async def test_async_watch_yields_events(tmp_path):
+    import asyncio
+
+    demo = write_demo(tmp_path / "demo")
+    insp = spillscope.open(demo.root, demo.logs)
+    session = next(p for p in demo.root.iterdir() if any(p.iterdir()))
+
+    async def first_event():
+        async for ev in insp.watch():
+            return ev
+
+    task = asyncio.create_task(first_event())
+    await asyncio.sleep(0.5)
+    (session / "abcabcabcabc-bash.txt").write_text("new")
+    ev = await asyncio.wait_for(task, 10)
+    assert ev.event == "added" and ev.path.endswith("abcabcabcabc-bash.txt")
