@@ -51,12 +51,59 @@ def to_png(svg: Path) -> Path:
     return png
 
 
+def chromium_png(html_file: Path, png: Path, width: int, height: int) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        raise SystemExit("need chromium for the notebook screenshot")
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+                        "--hide-scrollbars", f"--window-size={width},{height}", f"--screenshot={png}",
+                        html_file.resolve().as_uri()], check=True, capture_output=True, timeout=120)
+
+
+def notebook_shot() -> Path:
+    """Execute examples/inspect.ipynb with a real kernel; render its first outputs as a page."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(HERE.parent / "examples" / "inspect.ipynb", as_version=4)
+    with tempfile.TemporaryDirectory() as tmp:
+        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
+    parts = []
+    for cell in nb.cells[:4]:
+        if cell.cell_type == "markdown":
+            parts.append(f"<h3 style='font-family:sans-serif'>{cell.source.splitlines()[0].lstrip('# ')}</h3>")
+        else:
+            parts.append(f"<pre style='background:#f4f4f4;padding:6px'>{cell.source}</pre>")
+            parts += [o.get("data", {}).get("text/html", "") for o in cell.get("outputs", [])]
+    page = OUT / "notebook.html"
+    page.write_text("<html><body style='margin:16px'>" + "".join(parts) + "</body></html>", "utf-8")
+    png = OUT / "notebook.png"
+    chromium_png(page, png, 1300, 900)
+    page.unlink()
+    return png
+
+
+def browser_shot() -> Path:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from test_serve import shoot  # the same routine the browser test uses
+
+    demo = reproducible_demo()
+    png = OUT / "browser.png"
+    report = shoot(demo.root, demo.logs, png)
+    assert report["connected"] and report["external"] == [], report
+    return png
+
+
 def main() -> int:
     OUT.mkdir(exist_ok=True)
     for name, view in VIEWS.items():
         svg = asyncio.run(shoot(name, view))
         png = to_png(svg)
         print(f"wrote {svg.relative_to(OUT.parent)} and {png.relative_to(OUT.parent)}")
+    print(f"wrote {notebook_shot().relative_to(OUT.parent)}")
+    print(f"wrote {browser_shot().relative_to(OUT.parent)}")
     return 0
 
 

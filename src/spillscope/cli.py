@@ -353,6 +353,17 @@ def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     return _run_tui(args.root, args.logs, args.rebase)
 
 
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    if not Path(args.root).is_dir():
+        raise UsageError(f"{args.root}: not a directory")
+    from .serve import serve
+
+    out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
+    out.flush()
+    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase)
+    return 0
+
+
 def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
     from .tui.app import SpillscopeApp
 
@@ -412,13 +423,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
     common(sp)
     sp.set_defaults(func=cmd_tui)
+
+    sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
+    common(sp)
+    sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--port", type=int, default=8000)
+    sp.set_defaults(func=cmd_serve)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {"ls", "cat", "verify", "watch", "demo", "tui"}
+    commands = {"ls", "cat", "verify", "watch", "demo", "tui", "serve"}
     if argv and argv[0] not in commands and not argv[0].startswith("-"):
         argv = ["tui", *argv]  # `spillscope ROOT` opens the TUI
     try:

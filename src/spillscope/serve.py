@@ -1,0 +1,53 @@
+"""``spillscope serve``: the TUI in a browser tab, through textual-serve, with no internet.
+
+textual-serve's page links one web font from a CDN. The page is served from a copy of
+its template with that link replaced by an ``@font-face`` on the Roboto Mono that
+textual-serve already ships in its static files, so nothing is fetched from outside.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+CDN_LINK = re.compile(r'<link[^>]*href="https?://fonts\.googleapis\.com[^"]*"[^>]*/?>', re.S)
+LOCAL_FONT = """<style>
+      @font-face { font-family: "Roboto Mono"; font-style: normal;
+        src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype"); }
+      @font-face { font-family: "Roboto Mono"; font-style: italic;
+        src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype"); }
+    </style>"""
+
+
+def offline_templates() -> Path:
+    """A private copy of textual-serve's templates with every CDN reference made local."""
+    import textual_serve
+
+    source = Path(textual_serve.__file__).parent / "templates"
+    target = Path(tempfile.mkdtemp(prefix="spillscope-serve-"))
+    for template in source.iterdir():
+        text = template.read_text("utf-8")
+        text = CDN_LINK.sub(LOCAL_FONT, text)
+        if re.search(r'(src|href)="https?://', text):
+            raise RuntimeError(f"{template.name} still loads something from the internet")
+        (target / template.name).write_text(text, "utf-8")
+    return target
+
+
+def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
+          rebase: str | None = None) -> None:
+    try:
+        from textual_serve.server import Server
+    except ImportError as exc:  # pragma: no cover - the extra is documented
+        raise SystemExit("spillscope serve needs textual-serve: pip install 'spillscope[serve]'") from exc
+    command = [sys.executable, "-m", "spillscope", "tui", os.path.abspath(root)]
+    if logs:
+        command += ["--logs", os.path.abspath(logs)]
+    if rebase:
+        command += ["--rebase", rebase]
+    server = Server(shlex.join(command), host=host, port=port, title="spillscope", templates_path=offline_templates())
+    server.serve()
