@@ -219,3 +219,33 @@ def test_scan_reads_no_content_and_never_follows(tmp_path):
     scan = scan_root(root)
     assert [f.code for f in scan.findings] == ["symlink"]
     assert all(not a.path.startswith(str(outside)) for a in scan.artifacts())
+
+
+def test_zstd_logs_read_like_plain_ones(upstream_copy):
+    """zstd is the upstream default: the same logs, compressed, give the same links."""
+    import zstandard
+
+    root, logs = upstream_copy
+    plain = inspect_root(root, logs)
+    for log in list(logs.rglob("session.v3.jsonl")):
+        data = log.read_bytes()
+        # Several frames, as an appending writer produces.
+        half = len(data) // 2
+        cctx = zstandard.ZstdCompressor()
+        (log.parent / "session.v3.jsonl.zstd").write_bytes(cctx.compress(data[:half]) + cctx.compress(data[half:]))
+        log.unlink()
+    zipped = inspect_root(root, logs)
+    assert codes(zipped) == codes(plain)
+    assert [(l.entry.session_id, l.status) for l in zipped.references] == [(l.entry.session_id, l.status) for l in plain.references]
+    assert len(zipped.tool_spills) == len(plain.tool_spills) == 6
+
+
+def test_corrupt_zstd_log_is_a_located_finding(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    log = tmp_path / "logs" / "--p--" / "s" / "session.v3.jsonl.zstd"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    ins = inspect_root(root, tmp_path / "logs")
+    f = next(f for f in ins.findings if f.path == str(log))
+    assert f.code == "malformed-log" and f.line == 1 and "decompress" in f.detail

@@ -4,10 +4,10 @@ workers so the interface never waits on the disk."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any, Iterable
 
+from rich.console import Group
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -187,12 +187,8 @@ class SpillscopeApp(App[None]):
                           f"{len(group['refs'])} references, {len(group['tools'])} tool spills")]
             if group["dir"] is None:
                 lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
-            from rich.console import Group
-
             info.update(Group(*lines))
         else:
-            from rich.console import Group
-
             info.update(Group(safe(f"spill root {ins.root}", "bold"), safe(f"logs {self.logs_path or '(none)'}"),
                               *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
 
@@ -320,4 +316,4 @@ def run(root: str, logs: str | None = None) -> None:  # pragma: no cover - manua
     SpillscopeApp(root, logs).run()
 
 
-__all__ = ["SpillscopeApp", "asyncio", "run"]
+__all__ = ["SpillscopeApp", "run"]
