@@ -249,3 +249,32 @@ def test_corrupt_zstd_log_is_a_located_finding(tmp_path):
     ins = inspect_root(root, tmp_path / "logs")
     f = next(f for f in ins.findings if f.path == str(log))
     assert f.code == "malformed-log" and f.line == 1 and "decompress" in f.detail
+
+
+def test_parallel_listing_equals_the_full_listing(tmp_path):
+    """`ls --json` without logs runs in worker processes; it must say exactly what the
+    in-process inspection says, findings and their order included."""
+    import time as _time
+
+    from spillscope.inspect.listing import PARALLEL_MIN_DIRS, listing, listing_json
+
+    root = tmp_path / "root"
+    for d in range(PARALLEL_MIN_DIRS + 6):
+        sdir = root / f"session-{d:012x}"
+        sdir.mkdir(parents=True, mode=0o700)
+        sdir.chmod(0o755 if d % 17 == 0 else 0o700)
+        for i in range(d % 5):
+            (sdir / f"{i:012x}-{'bash' if i % 2 else 'session-reference-1'}.txt").write_text("x")
+            (sdir / f"{i:012x}-{'bash' if i % 2 else 'session-reference-1'}.txt").chmod(0o600)
+        if d == 3:
+            os.mkfifo(sdir / "aaaaaaaaaaaa-fifo.txt")
+            (sdir / "bbbbbbbbbbbb-link.txt").symlink_to("/etc/passwd")
+            (sdir / "not-an-artifact").write_text("x")
+    (root / "stray").write_text("x")
+    (root / "session-zzz").mkdir()
+    now = _time.time()
+    fast = json.loads(listing_json(str(root), now, workers=2))
+    slow = listing(inspect_root(root, None, check_content=False), now)
+    assert fast == json.loads(json.dumps(slow))
+    assert json.loads(listing_json(str(root), now, workers=1)) == fast
+    assert fast["summary"] and len(fast["sessions"]) == PARALLEL_MIN_DIRS + 6

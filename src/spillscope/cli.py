@@ -18,14 +18,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-import orjson
-
 from . import __version__
 from ._format import human_age, human_size
 from ._fs import open_regular
 from ._text import js_utf8, lone_surrogate_count, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import classify_name
+from .inspect.listing import ascii_json, listing, listing_json
 from .inspect.verify import Inspection, inspect_root
 from .sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .reference.transcript import DEFAULT_MAX_LINE_BYTES, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata, iter_transcript
@@ -95,43 +94,16 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
         progress.done()
 
 
-def ls_json(ins: Inspection, now: float) -> dict[str, Any]:
-    by_path: dict[str, list[str]] = {}
-    for f in ins.findings:
-        for key in {f.path, f.locator} - {None}:
-            by_path.setdefault(key, []).append(f.code)  # type: ignore[arg-type]
-    codes = {k: sorted(set(v)) for k, v in by_path.items()}
-    none: list[str] = []
-    sessions = []
-    for s in ins.scan.sessions:
-        sessions.append({
-            "dir": s.name,
-            "path": s.path,
-            "sessionId": ins.session_ids.get(s.name),
-            "mode": f"{s.mode:04o}",
-            "artifactCount": len(s.artifacts),
-            "findings": codes.get(s.path, none),
-            "artifacts": [{
-                "name": a.name,
-                "path": a.path,
-                "kind": a.kind,
-                "suggestedName": a.suggested_name,
-                "size": a.size,
-                "mtime": a.mtime,
-                "ageSeconds": round(now - a.mtime, 3),
-                "mode": f"{a.mode:04o}",
-                "symlink": a.is_symlink,
-                "findings": codes.get(a.path, none),
-            } for a in s.artifacts],
-        })
-    return {"root": ins.root, "sessions": sessions, "findings": [f.to_json() for f in ins.findings],
-            "summary": ins.summary()}
-
-
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
-    ins = _run_inspection(args, check_content=args.logs is not None)
     now = time.time()
-    data = ls_json(ins, now)
+    if args.json and args.logs is None:
+        # Names and lstat only: the parallel listing (same JSON as the full path).
+        if not Path(args.root).is_dir():
+            raise UsageError(f"{args.root}: not a directory")
+        out.write(listing_json(args.root, now) + "\n")
+        return 0
+    ins = _run_inspection(args, check_content=args.logs is not None)
+    data = listing(ins, now)
     if args.json:
         _write_json(out, data)
         return 0
@@ -169,14 +141,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _write_json(out: TextIO, data: Any) -> None:
-    """ASCII-only JSON. orjson when its output is already ASCII (the common case);
-    otherwise, or when it refuses a lone surrogate, the stdlib's escaping encoder."""
-    try:
-        raw = orjson.dumps(data)
-        text = raw.decode("ascii") if raw.isascii() else None
-    except TypeError:
-        text = None
-    out.write(text if text is not None else json.dumps(data, ensure_ascii=True))
+    out.write(ascii_json(data))
     out.write("\n")
 
 

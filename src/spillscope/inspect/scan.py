@@ -91,73 +91,97 @@ def _classify_suffix(encoded: str) -> tuple[str | None, ArtifactKind]:
     return suggested, "unknown"
 
 
-def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None) -> RootScan:
-    root = os.path.abspath(os.fspath(root))
-    findings: list[Finding] = []
-    sessions: list[SessionDir] = []
+SessionSpec = tuple[str, str, str, int]  # path, dir name, hash, mode
+
+
+def root_plan(root: str) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
+    """The root's entries in name order: a finding for each stray one, a spec per session
+    dir. Returns a finished (empty) :class:`RootScan` instead when the root is unusable."""
     try:
         st = os.stat(root)
     except FileNotFoundError:
-        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root does not exist")], exists=False)
+        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root does not exist")], exists=False), []
     except OSError as exc:
-        return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))], exists=False)
+        return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))], exists=False), []
     if not stat.S_ISDIR(st.st_mode):
-        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False)
+        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False), []
     try:
         entries = sorted(os.scandir(root), key=_NAME)
     except OSError as exc:
-        return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))])
-    count = 0
+        return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))]), []
+    plan: list[Finding | SessionSpec] = []
     for entry in entries:
         path = entry.path
         try:
             est = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            findings.append(finding("unreadable", path=path, detail=f"vanished or unreadable: {exc.strerror or exc}"))
+            plan.append(finding("unreadable", path=path, detail=f"vanished or unreadable: {exc.strerror or exc}"))
             continue
         m = SESSION_DIR.match(entry.name)
         if stat.S_ISLNK(est.st_mode):
-            findings.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
+            plan.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
+        elif m is None or not stat.S_ISDIR(est.st_mode):
+            plan.append(finding("unexpected-entry", path=path, detail=f"{_type_name(est.st_mode)} not written by the local backend"))
+        else:
+            plan.append((path, entry.name, m.group(1), stat.S_IMODE(est.st_mode)))
+    return None, plan
+
+
+def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None) -> RootScan:
+    root = os.path.abspath(os.fspath(root))
+    done, plan = root_plan(root)
+    if done is not None:
+        return done
+    findings: list[Finding] = []
+    sessions: list[SessionDir] = []
+    count = 0
+    for item in plan:
+        if isinstance(item, Finding):
+            findings.append(item)
             continue
-        if m is None or not stat.S_ISDIR(est.st_mode):
-            findings.append(finding("unexpected-entry", path=path, detail=f"{_type_name(est.st_mode)} not written by the local backend"))
-            continue
-        mode = stat.S_IMODE(est.st_mode)
-        session = SessionDir(path, entry.name, m.group(1), mode)
-        if mode & 0o077:
-            findings.append(finding("insecure-permissions", path=path, detail=f"session dir mode {mode:04o} (expected 0700)"))
-        try:
-            children = sorted(os.scandir(path), key=_NAME)
-        except OSError as exc:
-            findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
-            sessions.append(session)
-            continue
-        for child in children:
-            try:
-                cst = child.stat(follow_symlinks=False)
-            except OSError as exc:
-                findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
-                continue
-            suggested, kind = classify_name(child.name)
-            fmt = cst.st_mode & 0o170000
-            is_link, is_reg = fmt == stat.S_IFLNK, fmt == stat.S_IFREG
-            art = Artifact(child.path, entry.name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
-                           cst.st_mode & 0o7777, is_link, is_reg)
-            if is_link:
-                findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
-            elif not is_reg:
-                findings.append(finding("unexpected-entry", path=child.path, detail=f"{_type_name(cst.st_mode)} where an artifact file belongs"))
-            else:
-                if art.mode != 0o600:
-                    findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
-                if kind == "unknown":
-                    findings.append(finding("unexpected-entry", path=child.path, detail="file name is not <12 hex>-<encoded name>"))
-            session.artifacts.append(art)
-            count += 1
-            if progress is not None and count % 1000 == 0:
-                progress(count)
+        session, found = scan_session_dir(*item)
+        findings += found
         sessions.append(session)
+        count += len(session.artifacts)
+        if progress is not None:
+            progress(count)
     return RootScan(root, sessions, findings)
+
+
+def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding]]:
+    """One session dir's artifacts and findings (``lstat`` only; symlinks not followed)."""
+    findings: list[Finding] = []
+    session = SessionDir(path, name, hash_, mode)
+    if mode & 0o077:
+        findings.append(finding("insecure-permissions", path=path, detail=f"session dir mode {mode:04o} (expected 0700)"))
+    try:
+        children = sorted(os.scandir(path), key=_NAME)
+    except OSError as exc:
+        findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
+        return session, findings
+    append = session.artifacts.append
+    for child in children:
+        try:
+            cst = child.stat(follow_symlinks=False)
+        except OSError as exc:
+            findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
+            continue
+        suggested, kind = classify_name(child.name)
+        fmt = cst.st_mode & 0o170000
+        is_link, is_reg = fmt == stat.S_IFLNK, fmt == stat.S_IFREG
+        art = Artifact(child.path, name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
+                       cst.st_mode & 0o7777, is_link, is_reg)
+        if is_link:
+            findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
+        elif not is_reg:
+            findings.append(finding("unexpected-entry", path=child.path, detail=f"{_type_name(cst.st_mode)} where an artifact file belongs"))
+        else:
+            if art.mode != 0o600:
+                findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
+            if kind == "unknown":
+                findings.append(finding("unexpected-entry", path=child.path, detail="file name is not <12 hex>-<encoded name>"))
+        append(art)
+    return session, findings
 
 
 def _readlink(path: str) -> str:
