@@ -267,3 +267,32 @@ async def test_injection_corpus_renders_inert(tmp_path):
             if INJECTION[k - 1].startswith("["):
                 assert INJECTION[k - 1].split("]")[0] in rendered  # markup shown literally
         assert app.is_running  # nothing was interpreted: [@click=app.quit] did not quit
+
+
+async def test_a_wide_root_builds_session_children_on_expand(tmp_path):
+    """Past LAZY_LIMIT items the tree opens collapsed and makes leaves on demand."""
+    root = tmp_path / "wide"
+    for d in range(30):
+        sdir = root / f"session-{d:012x}"
+        sdir.mkdir(parents=True, mode=0o700)
+        for i in range(100):
+            p = sdir / f"{i:012x}-bash.txt"
+            p.write_text("x")
+            p.chmod(0o600)
+    app = SpillscopeApp(str(root), None, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        sessions = list(tree.root.children)
+        assert len(sessions) == 30 and all(not s.is_expanded and not s.children for s in sessions)
+        sessions[7].expand()
+        await pilot.pause(0.1)
+        assert len(sessions[7].children) == 100
+        assert sessions[7].children[0].data.key.endswith("session-000000000007/000000000000-bash.txt")
+        # The selection survives a rescan even inside a lazily built session.
+        await select(pilot, tree, sessions[7].children[42])
+        key = tree.cursor_node.data.key
+        app.rescan()
+        await wait_for(pilot, lambda: app.loads >= 4 and app.verified)
+        await pilot.pause(0.2)
+        assert tree.cursor_node is not None and tree.cursor_node.data.key == key

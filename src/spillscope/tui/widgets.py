@@ -72,21 +72,26 @@ class BrowseTree(Tree[NodeData]):
         super().__init__("spill root", id=id)
         self.show_root = True
         self.guide_depth = 3
+        self._now = time.time()
+        self._index: dict[str, list[Finding]] = {}
+
+    #: Above this many items in the tree, sessions open collapsed and build their
+    #: children when expanded (a 100k-artifact root stays responsive).
+    LAZY_LIMIT = 2000
 
     def populate(self, ins: Inspection, text_filter: str = "", code_filter: str | None = None) -> None:
         """Rebuild from an inspection, keeping the cursor on the same item when it still exists."""
         selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
         expanded = {n.data.key for n in self._all_nodes() if n.data and n.is_expanded}
         first_build = not expanded
-        now = time.time()
-        index = finding_index(ins)
+        self._now = time.time()
+        self._index = index = finding_index(ins)
         needle = text_filter.casefold()
 
-        def matches(label: str, codes: list[str]) -> bool:
-            return (not needle or needle in label.casefold()) and (code_filter is None or code_filter in codes)
+        def matches(text: str, codes: list[str]) -> bool:
+            return (not needle or needle in text.casefold()) and (code_filter is None or code_filter in codes)
 
         self.clear()
-        root_codes = [f.code for f in ins.findings]
         self.root.set_label(Text.assemble((visible(ins.root), "bold"), f"  {len(ins.scan.sessions)} dirs · ",
                                           f"{len(ins.scan.artifacts())} artifacts · {len(ins.references)} references"))
         self.root.data = NodeData("root", "root", ins)
@@ -97,48 +102,79 @@ class BrowseTree(Tree[NodeData]):
             sessions.setdefault(session_dir_name(link.entry.target_session), {"dir": None, "refs": [], "tools": []})["refs"].append(link)
         for tlink in ins.tool_spills:
             sessions.setdefault(session_dir_name(tlink.entry.target_session), {"dir": None, "refs": [], "tools": []})["tools"].append(tlink)
+        # Children as light specs first; labels (the costly part) only for what is shown.
+        specs: dict[str, list[NodeData]] = {}
+        total = 0
+        for name, group in sessions.items():
+            kept: list[NodeData] = []
+            for link in group["refs"]:
+                if matches(f"{link.entry.label} {link.entry.session_id} {link.entry.locator or ''}", [f.code for f in link.findings]):
+                    kept.append(NodeData("reference", f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}", link))
+            for tlink in group["tools"]:
+                if matches(f"{tlink.entry.tool_name} {tlink.entry.locator}", [f.code for f in tlink.findings]):
+                    kept.append(NodeData("tool-spill", f"tool:{tlink.entry.log}:{tlink.entry.line}", tlink))
+            for art in group["dir"].artifacts if group["dir"] else []:
+                if matches(f"{art.name} {art.kind}", [f.code for f in index.get(art.path, [])]):
+                    kept.append(NodeData("artifact", art.path, art))
+            specs[name] = kept
+            total += len(kept)
+        lazy = total > self.LAZY_LIMIT
         target: TreeNode[NodeData] | None = None
         for name in sorted(sessions):
-            group = sessions[name]
+            group, children = sessions[name], specs[name]
             sid = ins.session_ids.get(name)
             title = sid if sid is not None else name
-            arts: list[Artifact] = group["dir"].artifacts if group["dir"] else []
-            children: list[tuple[Text, NodeData, str]] = []
-            for link in group["refs"]:
-                codes = [f.code for f in link.findings]
-                label = Text.assemble(("↪ ", "cyan"), safe(link.entry.label), (f"  ({link.status})", "dim"), badges(codes))
-                key = f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}"
-                if matches(f"{link.entry.label} {link.entry.session_id} {link.entry.locator or ''}", codes):
-                    children.append((label, NodeData("reference", key, link), key))
-            for tlink in group["tools"]:
-                codes = [f.code for f in tlink.findings]
-                label = Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), (f"  {tlink.entry.call_id or ''}", "dim"),
-                                      (f"  ({tlink.status})", "dim"), badges(codes))
-                key = f"tool:{tlink.entry.log}:{tlink.entry.line}"
-                if matches(f"{tlink.entry.tool_name} {tlink.entry.locator}", codes):
-                    children.append((label, NodeData("tool-spill", key, tlink), key))
-            for art in arts:
-                codes = [f.code for f in index.get(art.path, [])]
-                icon = "📄 " if art.kind == "session-reference-transcript" else "🧾 " if art.kind == "tool-output" else "❔ "
-                label = Text.assemble(icon, safe(art.name), (f"  {human_size(art.size)} · {human_age(now - art.mtime)}", "dim"), badges(codes))
-                if matches(f"{art.name} {art.kind}", codes):
-                    children.append((label, NodeData("artifact", art.path, art), art.path))
             session_codes = [f.code for f in index.get(group["dir"].path, [])] if group["dir"] else []
             if not children and not matches(title, session_codes):
                 continue
+            arts = group["dir"].artifacts if group["dir"] else []
             counts = f"  {len(arts)} artifacts · {len(group['refs'])} refs" + (f" · {len(group['tools'])} tool spills" if group["tools"] else "")
             label = Text.assemble(safe(title, "bold"), (counts, "dim"),
-                                  badges(session_codes + [c for _, d, _ in children for c in self._codes(d, index)]))
-            node = self.root.add(label, NodeData("session", name, group), expand=first_build or name in expanded or bool(needle or code_filter))
+                                  badges(session_codes + [c for d in children for c in self._codes(d, index)]))
+            holds_selection = selected is not None and any(d.key == selected for d in children)
+            open_now = (not lazy and (first_build or name in expanded or bool(needle or code_filter))) or \
+                (lazy and (name in expanded or holds_selection))
+            node = self.root.add(label, NodeData("session", name, {**group, "children": children}),
+                                 expand=open_now, allow_expand=bool(children))
             if selected == name:
                 target = node
-            for label, data, key in children:
-                leaf = node.add_leaf(label, data)
-                if selected == key:
-                    target = leaf
+            if open_now:
+                found = self._build_leaves(node)
+                target = target or (found.get(selected) if selected else None)
         self.root.expand()
         if target is not None:
             self.call_after_refresh(self.move_cursor, target)
+
+    def _build_leaves(self, node: TreeNode[NodeData]) -> dict[str, TreeNode[NodeData]]:
+        """Create a session node's leaves (once); returns them by key."""
+        assert node.data is not None
+        group = node.data.obj
+        if group.get("built"):
+            return {}
+        group["built"] = True
+        leaves: dict[str, TreeNode[NodeData]] = {}
+        for data in group["children"]:
+            leaves[data.key] = node.add_leaf(self._label(data), data)
+        return leaves
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeData]) -> None:
+        if event.node.data is not None and event.node.data.kind == "session":
+            self._build_leaves(event.node)
+
+    def _label(self, data: NodeData) -> Text:
+        index = self._index
+        if data.kind == "reference":
+            link = data.obj
+            return Text.assemble(("↪ ", "cyan"), safe(link.entry.label), (f"  ({link.status})", "dim"),
+                                 badges([f.code for f in link.findings]))
+        if data.kind == "tool-spill":
+            tlink = data.obj
+            return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), (f"  {tlink.entry.call_id or ''}", "dim"),
+                                 (f"  ({tlink.status})", "dim"), badges([f.code for f in tlink.findings]))
+        art = data.obj
+        icon = "📄 " if art.kind == "session-reference-transcript" else "🧾 " if art.kind == "tool-output" else "❔ "
+        return Text.assemble(icon, safe(art.name), (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"),
+                             badges([f.code for f in index.get(art.path, [])]))
 
     @staticmethod
     def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:
