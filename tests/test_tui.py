@@ -131,10 +131,8 @@ async def test_reader_jump_search_export(demo, tmp_path):
         await pilot.press("n", "n", "n", "n", "n")
         assert reader.message == 6  # the final answer with its 400-line appendix
         reader.goto(Goto("line", 200))
-        await pilot.pause(0.1)
         view = reader.query_one(TextView)
-        line, _ = reader.document.position(6, view.top_offset)
-        assert line == 199
+        await wait_for(pilot, lambda: reader.document.position(6, view.top_offset)[0] == 199)
         # Search: the appendix is shortened in the preview, so hits are seen and omitted.
         reader.query_one("#reader-search", Input).value = "appendix line"
         await wait_for(pilot, lambda: len(reader.hits) == 400)
@@ -171,8 +169,7 @@ async def test_reader_regex_search_and_wrap_and_goto_units(demo):
         assert parse_goto("m 3") == Goto("message", 3) and parse_goto("42") == Goto("line", 42)
         assert parse_goto("b 10") == Goto("byte", 10) and parse_goto("nope") is None
         reader.goto(Goto("byte", 15 * 100))  # "line NNNN: ok\r\n" is 15 bytes
-        await pilot.pause(0.1)
-        assert reader.document.position(1, reader.query_one(TextView).top_offset)[0] == 100
+        await wait_for(pilot, lambda: reader.document.position(1, reader.query_one(TextView).top_offset)[0] == 100)
 
 
 async def test_pause_resume_and_live_watch(demo):

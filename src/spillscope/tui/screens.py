@@ -235,16 +235,33 @@ class ReaderScreen(Screen[None]):
         self.app.push_screen(PromptScreen("Go to: m N (message) · l N (line) · b N (byte) · c N (code point)", "l 1"), done)
 
     def goto(self, goto: Goto) -> None:
+        """Jump; the index is extended in a worker first, so the UI never waits on the disk."""
+        self._goto_worker(goto)
+
+    @work(thread=True, exclusive=True, group="goto")
+    def _goto_worker(self, goto: Goto) -> None:
+        doc = self.document
         if goto.unit == "message":
-            self.show_message(goto.value)
+            k = goto.value
+            if k > 0 and hasattr(doc, "index"):
+                doc.index.ensure(k, 0)
+            self.app.call_from_thread(self.show_message, k)
             return
+        k = self.message
         if goto.unit == "line":
-            cp = self.document.offset_of_line(self.message, max(0, goto.value - 1))
+            cp = doc.offset_of_line(k, max(0, goto.value - 1))
         elif goto.unit == "byte":
-            cp = self.document.offset_of_byte(self.message, goto.value)
+            cp = doc.offset_of_byte(k, goto.value)
         else:
             cp = goto.value
-        self.view.scroll_to_offset(max(0, min(cp, self.view.total)))
+        cp = max(0, min(cp, doc.messages[k - 1].code_points))
+        doc.read(k, cp, 1)  # indexed up to the target before the UI thread reads its window
+        self.app.call_from_thread(self._goto_done, k, cp)
+
+    def _goto_done(self, k: int, cp: int) -> None:
+        if not self.is_attached or k != self.message:
+            return
+        self.view.scroll_to_offset(cp)
         self.update_status(cp)
 
     def action_search(self) -> None:
