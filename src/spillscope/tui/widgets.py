@@ -172,7 +172,7 @@ class BrowseTree(Tree[NodeData]):
             return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), (f"  {tlink.entry.call_id or ''}", "dim"),
                                  (f"  ({tlink.status})", "dim"), badges([f.code for f in tlink.findings]))
         art = data.obj
-        icon = "📄 " if art.kind == "session-reference-transcript" else "🧾 " if art.kind == "tool-output" else "❔ "
+        icon = "📄 " if art.kind == "session-reference-transcript" else "▤ " if art.kind == "tool-output" else "? "
         return Text.assemble(icon, safe(art.name), (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"),
                              badges([f.code for f in index.get(art.path, [])]))
 
