@@ -35,14 +35,18 @@ def codes_by_path(findings: Iterable[Finding]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in by_path.items()}
 
 
+_MODES = [f"{m:04o}" for m in range(0o10000)]  # "0600" for 0o600: a lookup, not a format, per artifact
+
+
 def session_record(s: SessionDir, session_id: str | None, codes: dict[str, list[str]], now: float) -> dict[str, Any]:
+    get = codes.get
     return {
         "dir": s.name,
         "path": s.path,
         "sessionId": session_id,
-        "mode": f"{s.mode:04o}",
+        "mode": _MODES[s.mode],
         "artifactCount": len(s.artifacts),
-        "findings": codes.get(s.path, _NONE),
+        "findings": get(s.path, _NONE),
         "artifacts": [{
             "name": a.name,
             "path": a.path,
@@ -51,9 +55,9 @@ def session_record(s: SessionDir, session_id: str | None, codes: dict[str, list[
             "size": a.size,
             "mtime": a.mtime,
             "ageSeconds": round(now - a.mtime, 3),
-            "mode": f"{a.mode:04o}",
+            "mode": _MODES[a.mode],
             "symlink": a.is_symlink,
-            "findings": codes.get(a.path, _NONE),
+            "findings": get(a.path, _NONE),
         } for a in s.artifacts],
     }
 
