@@ -6,7 +6,7 @@ Codes are part of the CLI's JSON interface (``verify --json``): never renamed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 Severity = Literal["error", "warning", "info"]
 
@@ -59,6 +59,17 @@ class Finding:
         if self.path is None:
             return self.locator or ""
         return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+def by_location(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """Findings under each place they point at: their path and, when it differs, their locator."""
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.path is not None:
+            out.setdefault(f.path, []).append(f)
+        if f.locator is not None and f.locator != f.path:
+            out.setdefault(f.locator, []).append(f)
+    return out
 
 
 def finding(code: str, **kwargs: Any) -> Finding:

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from .findings import Finding
+from .findings import Finding, by_location
 from .scan import SessionDir, SessionSpec, root_plan, scan_session_dir
 from .verify import Inspection
 
@@ -27,12 +27,7 @@ _NONE: list[str] = []
 
 
 def codes_by_path(findings: Iterable[Finding]) -> dict[str, list[str]]:
-    by_path: dict[str, set[str]] = {}
-    for f in findings:
-        for key in (f.path, f.locator):
-            if key is not None:
-                by_path.setdefault(key, set()).add(f.code)
-    return {k: sorted(v) for k, v in by_path.items()}
+    return {k: sorted({f.code for f in v}) for k, v in by_location(findings).items()}
 
 
 _MODES = [f"{m:04o}" for m in range(0o10000)]  # "0600" for 0o600: a lookup, not a format, per artifact

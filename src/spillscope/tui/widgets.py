@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from .._format import human_age, human_size
 from .._text import visible
-from ..inspect.findings import SEVERITY_RANK, Finding
+from ..inspect.findings import SEVERITY_RANK, Finding, by_location
 from ..inspect.scan import Artifact
 from ..inspect.verify import Inspection, ReferenceLink, ToolSpillLink
 from ..spill.local import session_dir_name
@@ -57,14 +57,6 @@ class NodeData:
     obj: Any = None
 
 
-def finding_index(ins: Inspection) -> dict[str, list[Finding]]:
-    out: dict[str, list[Finding]] = {}
-    for f in ins.findings:
-        for key in {f.path, f.locator} - {None}:
-            out.setdefault(key, []).append(f)  # type: ignore[arg-type]
-    return out
-
-
 class BrowseTree(Tree[NodeData]):
     """root → sessions → references, tool spills and artifacts, with finding badges."""
 
@@ -85,7 +77,7 @@ class BrowseTree(Tree[NodeData]):
         expanded = {n.data.key for n in self._all_nodes() if n.data and n.is_expanded}
         first_build = not expanded
         self._now = time.time()
-        self._index = index = finding_index(ins)
+        self._index = index = by_location(ins.findings)
         needle = text_filter.casefold()
 
         def matches(text: str, codes: list[str]) -> bool:
