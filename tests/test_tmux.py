@@ -36,6 +36,14 @@ class Tmux:
             time.sleep(0.2)
         raise AssertionError(f"{text!r} not on screen:\n{screen}")
 
+    def wait_gone(self, text: str, timeout: float = 20.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if text not in self.screen():
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} stayed on screen")
+
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", "main", *keys)
 
@@ -50,16 +58,21 @@ def test_demo_in_a_real_terminal(tmp_path):
         tmux.wait_for("demo-tools")
         tmux.wait_for("Quit")
         tmux.wait_for("expired-locator")
+        tmux.wait_gone("verifying")  # the second, content-checking scan has landed
         # Navigate by keys to the research reference and open its transcript.
         tmux.keys("/")
         tmux.keys("-l", "Research")
         tmux.keys("Enter")
         time.sleep(0.5)
-        # root → nostore session → its reference → research session → research reference
-        for _ in range(4):
+        # Walk down the filtered tree by keys until the research reference is shown.
+        screen = ""
+        for _ in range(10):
             tmux.keys("Down")
-            time.sleep(0.2)
-        screen = tmux.wait_for("resolves: the artifact")
+            time.sleep(0.3)
+            screen = tmux.screen()
+            if "resolves: the artifact" in screen:
+                break
+        assert "resolves: the artifact" in screen, screen
         assert "omittedBytes" in screen and "Omission notice" in screen
         tmux.keys("Enter")
         screen = tmux.wait_for("message 1/6")
