@@ -23,7 +23,6 @@ import re
 import threading
 from array import array
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, BinaryIO, Generator, Iterator, Union
 
 import orjson
@@ -117,19 +116,12 @@ class Fragment:
     surrogates: bool = False
 
     @property
-    def text(self) -> str:
-        return "".join(self.texts)
-
-    @property
     def end(self) -> int:
         """File offset just past the batch's last line."""
         return self.offset + sum(map(len, self.raw)) + len(self.raw)
 
     def code_points(self) -> list[int]:
         return list(map(len, self.texts))
-
-    def utf8_bytes(self) -> int:
-        return utf8_len("".join(self.texts))
 
 
 @dataclass(frozen=True)
@@ -546,10 +538,6 @@ class MessageIndex:
     #: Flat (file offset, code point, text byte, newline count) quadruples.
     checkpoints: "array[int]" = field(default_factory=lambda: array("q"))
 
-    @property
-    def last_line(self) -> int:
-        return self.first_line + self.fragments - 1
-
 
 def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
     """Add a batch of fragments to ``cur``: totals, plus a checkpoint every 128 lines."""
@@ -778,11 +766,3 @@ class TranscriptIndex:
             cp += len(frag)
             nbytes += size
         return msg.code_points
-
-    def text(self, k: int) -> str:
-        return self.read(k)
-
-
-def write_transcript_file(path: Path, data: dict[str, Any], captured_format_version: int) -> None:
-    """Test/demo helper: write a rendered transcript as Node would."""
-    path.write_bytes(js_utf8(render_transcript(data, captured_format_version)))

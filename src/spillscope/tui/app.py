@@ -312,8 +312,4 @@ class SpillscopeApp(App[None]):
         yield SystemCommand("Help", "Keys and conventions", self.action_help)
 
 
-def run(root: str, logs: str | None = None) -> None:  # pragma: no cover - manual entry
-    SpillscopeApp(root, logs).run()
-
-
-__all__ = ["SpillscopeApp", "run"]
+__all__ = ["SpillscopeApp"]
