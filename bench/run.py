@@ -103,6 +103,8 @@ def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     report("baseline: os.scandir + lstat walk", base, base)
     t = timed(ours, 3)
     report("ls --json (scan, findings, JSON)", t, base, None, f"target <= 1.5x: {'PASS' if t / base <= 1.5 else 'FAIL'}")
+    one = timed(lambda: Null().write(listing_json(str(root), time.time(), workers=1)), 3)
+    report("  the same in one process (for reference)", one, base)
     shutil.rmtree(root)
 
 

@@ -270,11 +270,39 @@ def test_parallel_listing_equals_the_full_listing(tmp_path):
             os.mkfifo(sdir / "aaaaaaaaaaaa-fifo.txt")
             (sdir / "bbbbbbbbbbbb-link.txt").symlink_to("/etc/passwd")
             (sdir / "not-an-artifact").write_text("x")
+        if d == 4:  # names and stats off the fast path, or on it with awkward values
+            odd = {
+                "0123456789ab-~00E9t~00E9.txt": 0o600,  # decodes to non-ASCII
+                "0123456789ac-~D800.txt": 0o600,  # decodes to a lone surrogate
+                "cccccccccccc-bash.txt\n": 0o600,  # a trailing newline is not a valid name
+                'dddddddddddd-a"b\\c.txt': 0o600,  # needs JSON escapes
+                "ABCDEF012345-bash.txt": 0o600,  # upper-case prefix
+                "eeeeeeeeeeee-bash.txt": 0o644,
+                "ffffffffffff-": 0o600,
+                "012345678900-old.txt": 0o600,
+                "012345678901-future.txt": 0o600,
+            }
+            for name, mode in odd.items():
+                (sdir / name).write_text("x")
+                (sdir / name).chmod(mode)
+            os.utime(sdir / "012345678900-old.txt", ns=(0, -315_619_200_123_456_789))
+            os.utime(sdir / "012345678901-future.txt", ns=(0, 4_102_444_800_987_654_321))
+            anchor = sdir / "0123456789ab-~00E9t~00E9.txt"
     (root / "stray").write_text("x")
     (root / "session-zzz").mkdir()
-    now = _time.time()
+    now = anchor.lstat().st_mtime + 12.5  # an age of 12.500 s: a trailing zero either way
     fast = json.loads(listing_json(str(root), now, workers=2))
     slow = listing(inspect_root(root, None, check_content=False), now)
     assert fast == json.loads(json.dumps(slow))
     assert json.loads(listing_json(str(root), now, workers=1)) == fast
     assert fast["summary"] and len(fast["sessions"]) == PARALLEL_MIN_DIRS + 6
+    odd = {a["name"]: a for a in fast["sessions"][4]["artifacts"]}
+    assert odd["0123456789ab-~00E9t~00E9.txt"]["suggestedName"] == "\u00e9t\u00e9.txt"
+    assert odd["0123456789ab-~00E9t~00E9.txt"]["ageSeconds"] == 12.5
+    assert odd["0123456789ac-~D800.txt"]["suggestedName"] == "\ud800.txt"
+    assert odd["cccccccccccc-bash.txt\n"]["kind"] == "unknown"
+    assert odd['dddddddddddd-a"b\\c.txt']["findings"] == ["unexpected-entry"]
+    assert odd["ABCDEF012345-bash.txt"]["kind"] == "unknown"
+    assert odd["eeeeeeeeeeee-bash.txt"]["findings"] == ["insecure-permissions"]
+    assert odd["012345678900-old.txt"]["mtime"] == -315619200.12345678
+    assert odd["012345678901-future.txt"]["ageSeconds"] < 0

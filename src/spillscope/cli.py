@@ -100,7 +100,8 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         # Names and lstat only: the parallel listing (same JSON as the full path).
         if not Path(args.root).is_dir():
             raise UsageError(f"{args.root}: not a directory")
-        out.write(listing_json(args.root, now) + "\n")
+        out.write(listing_json(args.root, now))
+        out.write("\n")
         return 0
     ins = _run_inspection(args, check_content=args.logs is not None)
     data = listing(ins, now)

@@ -18,7 +18,7 @@ from ._fs import open_regular
 from ._text import loads_exact
 
 LOG_NAMES = ("session.v3.jsonl", "session.v2.jsonl", "session.v1.jsonl", "session.jsonl")
-LOG_PATTERN = re.compile(r"^session(\.v[0-9]+)?\.jsonl(\.zstd)?$")
+LOG_PATTERN = re.compile(r"^session(\.v[0-9]+)?\.jsonl(\.zstd)?\Z")
 DEFAULT_MAX_LINE_BYTES = 64 << 20
 SURFACE_TYPES = ("user/message", "assistant/message", "system/message", "tool/result")
 

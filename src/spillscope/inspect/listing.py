@@ -4,7 +4,10 @@
 listing needs nothing but names and ``lstat``, so :func:`listing_json` builds it in worker
 processes, one group of session dirs each, each returning its part already encoded as
 JSON text: on a wide root the per-entry Python work is what costs, and it splits
-cleanly by session dir. The two paths share :func:`session_record` and give the same JSON.
+cleanly by session dir. There the common artifact is written straight into JSON text
+(see :func:`_session_json`); every other entry goes through the same
+:func:`scan_entry` and :func:`artifact_record` as the full listing, and both paths give
+the same JSON values (tested equal).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, Iterable
 import orjson
 
 from .findings import Finding, by_location
-from .scan import SessionDir, SessionSpec, root_plan, scan_session_dir
+from .scan import Artifact, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
 from .verify import Inspection
 
 #: Below this many session dirs the listing runs in-process (forking costs more).
@@ -33,28 +36,31 @@ def codes_by_path(findings: Iterable[Finding]) -> dict[str, list[str]]:
 _MODES = [f"{m:04o}" for m in range(0o10000)]  # "0600" for 0o600: a lookup, not a format, per artifact
 
 
+def artifact_record(a: Artifact, codes: list[str], now: float) -> dict[str, Any]:
+    return {
+        "name": a.name,
+        "path": a.path,
+        "kind": a.kind,
+        "suggestedName": a.suggested_name,
+        "size": a.size,
+        "mtime": a.mtime,
+        "ageSeconds": round(now - a.mtime, 3),
+        "mode": _MODES[a.mode],
+        "symlink": a.is_symlink,
+        "findings": codes,
+    }
+
+
+def _session_head(s: SessionDir, session_id: str | None, count: int, codes: list[str]) -> dict[str, Any]:
+    return {"dir": s.name, "path": s.path, "sessionId": session_id, "mode": _MODES[s.mode],
+            "artifactCount": count, "findings": codes}
+
+
 def session_record(s: SessionDir, session_id: str | None, codes: dict[str, list[str]], now: float) -> dict[str, Any]:
     get = codes.get
-    return {
-        "dir": s.name,
-        "path": s.path,
-        "sessionId": session_id,
-        "mode": _MODES[s.mode],
-        "artifactCount": len(s.artifacts),
-        "findings": get(s.path, _NONE),
-        "artifacts": [{
-            "name": a.name,
-            "path": a.path,
-            "kind": a.kind,
-            "suggestedName": a.suggested_name,
-            "size": a.size,
-            "mtime": a.mtime,
-            "ageSeconds": round(now - a.mtime, 3),
-            "mode": _MODES[a.mode],
-            "symlink": a.is_symlink,
-            "findings": get(a.path, _NONE),
-        } for a in s.artifacts],
-    }
+    record = _session_head(s, session_id, len(s.artifacts), get(s.path, _NONE))
+    record["artifacts"] = [artifact_record(a, get(a.path, _NONE), now) for a in s.artifacts]
+    return record
 
 
 def listing(ins: Inspection, now: float) -> dict[str, Any]:
@@ -78,14 +84,75 @@ def ascii_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
-def _scan_group(args: tuple[list[SessionSpec], float]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """Worker: scan some session dirs; each as (JSON text of its record, its findings)."""
+_HEX = "0123456789abcdef"
+
+
+def _plain_fields(suffix: str) -> str:
+    """The ``"kind"`` value through the ``"suggestedName"`` member, as JSON text, for an
+    artifact name ending in ``suffix`` -- or ``""`` when such a name is not plain.
+
+    A valid encoding holds only ``[A-Za-z0-9._~-]``, so a name made of 12 hex digits, ``-``
+    and a valid encoded suffix needs no JSON escaping and can be written as it is."""
+    suggested, kind = classify_suffix(suffix)
+    if kind == "unknown" or suggested is None:
+        return ""
+    return '"' + kind + '","suggestedName":' + ascii_json(suggested) + ","
+
+
+def _session_json(spec: SessionSpec, now: float, plain: dict[str, str]) -> tuple[str, list[dict[str, Any]]]:
+    """One session dir's record as JSON text, and its findings.
+
+    The common artifact -- a 0600 regular file with a well-formed name -- has no findings
+    and a fixed shape, so it is formatted straight into JSON text; anything else goes
+    through :func:`scan_entry` and :func:`artifact_record` like the full listing does.
+    Float formatting is the dear part, so the ``mtime`` values of a dir are formatted by
+    one ``orjson.dumps`` call, and ``ageSeconds`` by ``:.3f`` (the same decimal digits
+    as ``round(x, 3)``: both round the exact binary value half-even)."""
+    session, found, children = open_session_dir(*spec)
+    session_codes = codes_by_path(found).get(session.path, _NONE)
+    dpath = ascii_json(session.path + os.sep)[:-1]  # the opening quote and the dir, no closing quote
+    rows: list[tuple[str, str, os.stat_result | None]] = []  # (name, fields, lstat) or (JSON text, "", None)
+    mtimes: list[float] = []
+    for child in children:
+        cname = child.name
+        if cname[12:13] == "-" and not cname[:12].strip(_HEX):
+            suffix = cname[13:]
+            fields = plain.get(suffix)
+            if fields is None:
+                fields = plain[suffix] = _plain_fields(suffix)
+            if fields:
+                try:
+                    st = child.stat(follow_symlinks=False)
+                except OSError:
+                    st = None  # vanished: scan_entry below reports it
+                if st is not None and st.st_mode == 0o100600:
+                    rows.append((cname, fields, st))
+                    mtimes.append(st.st_mtime)
+                    continue
+        before = len(found)
+        art = scan_entry(child, session.name, found)
+        if art is not None:
+            rows.append((ascii_json(artifact_record(art, sorted({f.code for f in found[before:]}), now)), "", None))
+    mtime_texts = iter(orjson.dumps(mtimes).decode("ascii")[1:-1].split(","))
+    parts = [f'{{"name":"{name}","path":{dpath}{name}","kind":{fields}"size":{st.st_size},'
+             f'"mtime":{next(mtime_texts)},"ageSeconds":{now - st.st_mtime:.3f},"mode":"0600",'
+             f'"symlink":false,"findings":[]}}' if st is not None else name
+             for name, fields, st in rows]
+    head = ascii_json(_session_head(session, None, len(parts), session_codes))
+    return head[:-1] + ',"artifacts":[' + ",".join(parts) + "]}", [f.to_json() for f in found]
+
+
+def _scan_group(args: tuple[list[SessionSpec], float]) -> tuple[str, list[list[dict[str, Any]]]]:
+    """Worker: some session dirs as one JSON text (records joined by commas), and the
+    findings of each."""
     specs, now = args
-    out = []
+    plain: dict[str, str] = {}
+    texts, found = [], []
     for spec in specs:
-        session, found = scan_session_dir(*spec)
-        out.append((ascii_json(session_record(session, None, codes_by_path(found), now)), [f.to_json() for f in found]))
-    return out
+        text, findings = _session_json(spec, now, plain)
+        texts.append(text)
+        found.append(findings)
+    return ",".join(texts), found
 
 
 def listing_json(root: str, now: float, *, workers: int | None = None) -> str:
@@ -102,19 +169,19 @@ def listing_json(root: str, now: float, *, workers: int | None = None) -> str:
         size = -(-len(specs) // (workers * 4))  # a few groups per worker evens out uneven dirs
         groups = [specs[i : i + size] for i in range(0, len(specs), size)]
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            results = [r for part in pool.map(_scan_group, [(g, now) for g in groups]) for r in part]
+            results = pool.map(_scan_group, [(g, now) for g in groups])
     else:
-        results = _scan_group((specs, now))
-    sessions: list[str] = []
+        results = [_scan_group((specs, now))]
+    per_session = iter([f for _, group in results for f in group])
     findings: list[dict[str, Any]] = []
-    parts = iter(results)
     for item in plan:  # keep the order a single scan reports findings in
-        if isinstance(item, Finding):
-            findings.append(item.to_json())
-        else:
-            text, found = next(parts)
-            sessions.append(text)
-            findings += found
+        findings += [item.to_json()] if isinstance(item, Finding) else next(per_session)
     summary = dict(sorted(Counter(f["code"] for f in findings).items()))
-    return ('{"root":' + ascii_json(root) + ',"sessions":[' + ",".join(sessions) + '],"findings":'
-            + ascii_json(findings) + ',"summary":' + ascii_json(summary) + "}")
+    out = ['{"root":', ascii_json(root), ',"sessions":[']
+    for text, _ in results:  # one copy of the (large) session texts, in the final join
+        if text:
+            out += [text, ","]
+    if out[-1] == ",":
+        out.pop()
+    out += ['],"findings":', ascii_json(findings), ',"summary":', ascii_json(summary), "}"]
+    return "".join(out)

@@ -20,9 +20,9 @@ from .findings import Finding, finding
 
 _NAME = operator.attrgetter("name")
 ArtifactKind = Literal["session-reference-transcript", "tool-output", "unknown"]
-SESSION_DIR = re.compile(r"^session-([0-9a-f]{12})$")
-ARTIFACT = re.compile(r"^([0-9a-f]{12})-(.+)$")
-TRANSCRIPT_NAME = re.compile(r"^session-reference-([1-9][0-9]*)\.txt$")
+SESSION_DIR = re.compile(r"^session-([0-9a-f]{12})\Z")
+ARTIFACT = re.compile(r"^([0-9a-f]{12})-(.+)\Z", re.S)
+TRANSCRIPT_NAME = re.compile(r"^session-reference-([1-9][0-9]*)\.txt\Z")
 
 
 class Artifact(NamedTuple):
@@ -75,11 +75,11 @@ def classify_name(name: str) -> tuple[str | None, ArtifactKind]:
     m = ARTIFACT.match(name)
     if m is None:
         return None, "unknown"
-    return _classify_suffix(m.group(2))
+    return classify_suffix(m.group(2))
 
 
 @functools.lru_cache(maxsize=8192)
-def _classify_suffix(encoded: str) -> tuple[str | None, ArtifactKind]:
+def classify_suffix(encoded: str) -> tuple[str | None, ArtifactKind]:
     # Cached: a root holds many files with the same suffix (bash.txt, session-reference-1.txt).
     suggested = decode_segment(encoded)
     if suggested is None:
@@ -150,6 +150,17 @@ def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] |
 
 def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding]]:
     """One session dir's artifacts and findings (``lstat`` only; symlinks not followed)."""
+    session, findings, children = open_session_dir(path, name, hash_, mode)
+    append = session.artifacts.append
+    for child in children:
+        art = scan_entry(child, name, findings)
+        if art is not None:
+            append(art)
+    return session, findings
+
+
+def open_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding], list[os.DirEntry[str]]]:
+    """An empty :class:`SessionDir`, its own findings, and its entries in name order."""
     findings: list[Finding] = []
     session = SessionDir(path, name, hash_, mode)
     if mode & 0o077:
@@ -158,30 +169,33 @@ def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[Sessi
         children = sorted(os.scandir(path), key=_NAME)
     except OSError as exc:
         findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
-        return session, findings
-    append = session.artifacts.append
-    for child in children:
-        try:
-            cst = child.stat(follow_symlinks=False)
-        except OSError as exc:
-            findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
-            continue
-        suggested, kind = classify_name(child.name)
-        fmt = cst.st_mode & 0o170000
-        is_link, is_reg = fmt == stat.S_IFLNK, fmt == stat.S_IFREG
-        art = Artifact(child.path, name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
-                       cst.st_mode & 0o7777, is_link, is_reg)
-        if is_link:
-            findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
-        elif not is_reg:
-            findings.append(finding("unexpected-entry", path=child.path, detail=f"{_type_name(cst.st_mode)} where an artifact file belongs"))
-        else:
-            if art.mode != 0o600:
-                findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
-            if kind == "unknown":
-                findings.append(finding("unexpected-entry", path=child.path, detail="file name is not <12 hex>-<encoded name>"))
-        append(art)
-    return session, findings
+        return session, findings, []
+    return session, findings, children
+
+
+def scan_entry(child: os.DirEntry[str], session_name: str, findings: list[Finding]) -> Artifact | None:
+    """One entry of a session dir as an :class:`Artifact`, its findings appended to
+    ``findings``; ``None`` (with an ``unreadable`` finding) when it vanished."""
+    try:
+        cst = child.stat(follow_symlinks=False)
+    except OSError as exc:
+        findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
+        return None
+    suggested, kind = classify_name(child.name)
+    fmt = cst.st_mode & 0o170000
+    is_link, is_reg = fmt == stat.S_IFLNK, fmt == stat.S_IFREG
+    art = Artifact(child.path, session_name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
+                   cst.st_mode & 0o7777, is_link, is_reg)
+    if is_link:
+        findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
+    elif not is_reg:
+        findings.append(finding("unexpected-entry", path=child.path, detail=f"{_type_name(cst.st_mode)} where an artifact file belongs"))
+    else:
+        if art.mode != 0o600:
+            findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
+        if kind == "unknown":
+            findings.append(finding("unexpected-entry", path=child.path, detail="file name is not <12 hex>-<encoded name>"))
+    return art
 
 
 def _readlink(path: str) -> str:

@@ -62,7 +62,7 @@ class ToolSpillNotice:
 
 
 _EXACT = re.compile(r"Omitted (0|[1-9][0-9]*) bytes\.")
-_IMAGES = re.compile(r" Omitted ([1-9][0-9]*) images\.$")
+_IMAGES = re.compile(r" Omitted ([1-9][0-9]*) images\.\Z")
 _MAX_SAFE = 2**53 - 1
 
 
