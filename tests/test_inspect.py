@@ -306,3 +306,19 @@ def test_parallel_listing_equals_the_full_listing(tmp_path):
     assert odd["eeeeeeeeeeee-bash.txt"]["findings"] == ["insecure-permissions"]
     assert odd["012345678900-old.txt"]["mtime"] == -315619200.12345678
     assert odd["012345678901-future.txt"]["ageSeconds"] < 0
+
+
+def test_names_match_whole_not_before_a_trailing_newline(tmp_path):
+    """Python's `$` also matches before a final newline; a name ending in one is not the
+    name without it (JavaScript's `$`, and the file system, see a different name)."""
+    from spillscope.inspect.scan import SESSION_DIR, classify_name
+    from spillscope.sessionlog import LOG_PATTERN
+
+    assert classify_name("0123456789ab-bash.txt") == ("bash.txt", "tool-output")
+    assert classify_name("0123456789ab-bash.txt\n") == (None, "unknown")
+    assert classify_name("0123456789ab-session-reference-1.txt~000A") == ("session-reference-1.txt\n", "unknown")
+    assert SESSION_DIR.match("session-0123456789ab\n") is None
+    assert LOG_PATTERN.match("session.jsonl\n") is None
+    (tmp_path / "session-0123456789ab\n").mkdir(mode=0o700)
+    scan = scan_root(tmp_path)
+    assert scan.sessions == [] and [f.code for f in scan.findings] == ["unexpected-entry"]
