@@ -16,7 +16,7 @@ from typing import Any
 from spillscope._text import js_stringify, js_utf8
 from spillscope.reference.message import render_reference_text
 from spillscope.reference.transcript import render_transcript
-from spillscope.spill.local import encode_segment, session_dir_name
+from spillscope.spill.naming import encode_segment, session_dir_name
 from spillscope.spill.policy import format_spill_notice
 from spillscope.spill.types import RETRIEVAL_HINT
 

@@ -15,7 +15,7 @@ import pytest
 from spillscope.demo import write_demo
 from spillscope.inspect import inspect_root, resolve_locator, scan_root
 from spillscope.inspect.findings import CODES
-from spillscope.spill.local import session_dir_name
+from spillscope.spill.naming import session_dir_name
 
 
 def codes(ins):

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
 from . import __version__
 from ._format import human_age, human_size
@@ -25,9 +25,12 @@ from ._text import js_utf8, lone_surrogate_count, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import classify_name
 from .inspect.listing import ascii_json, listing, listing_json
-from .inspect.verify import Inspection, inspect_root
 from .sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from .reference.transcript import DEFAULT_MAX_LINE_BYTES, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata, iter_transcript
+from .reference.constants import DEFAULT_MAX_LINE_BYTES
+
+if TYPE_CHECKING:
+    from .inspect.verify import Inspection
+    from .reference.transcript import Incomplete
 
 _encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
@@ -85,6 +88,8 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
         raise UsageError(f"{root}: not a directory")
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
+    from .inspect.verify import inspect_root
+
     progress = Progress()
     try:
         return inspect_root(root, args.logs, retention_seconds=getattr(args, "retention", None),
@@ -209,6 +214,8 @@ def _emit_text(args: argparse.Namespace, out: TextIO, text: str) -> None:
 
 
 def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
+    from .reference.transcript import TranscriptError, iter_transcript
+
     want = args.message
     events = iter_transcript(path, max_line_bytes=args.max_line_bytes)
     incomplete: Incomplete | None = None
@@ -227,6 +234,8 @@ def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
 
 
 def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
+    from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptMetadata
+
     write = out.write
     incomplete = None
     first = True
@@ -258,6 +267,8 @@ def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out
 
 
 def _cat_transcript_plain(args: argparse.Namespace, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
+    from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart
+
     incomplete = None
     emitting = False
     parts: list[str] = []

@@ -19,7 +19,7 @@ from .inspect.scan import Artifact
 from .inspect.verify import Inspection, ReferenceLink, inspect_root
 from .inspect.watch import ChangeEvent, awatch_root
 from .reference.transcript import Transcript, read_transcript
-from .spill.local import session_dir_name
+from .spill.naming import session_dir_name
 
 #: Messages longer than this are collapsed (with their size) in the HTML view.
 COLLAPSE_CHARS = 2000

@@ -1,27 +1,21 @@
 """The inspector core: scanning roots, reading logs, linking notices to artifacts,
 verification findings and watching. Read-only by construction."""
 
-from .findings import CODES, Finding, finding
-from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs, read_session_log
-from .scan import Artifact, RootScan, SessionDir, scan_root
-from .verify import Inspection, ReferenceLink, ToolSpillLink, inspect_root, resolve_locator
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CODES",
-    "Artifact",
-    "Finding",
-    "Inspection",
-    "ReferenceEntry",
-    "ReferenceLink",
-    "RootScan",
-    "SessionDir",
-    "SessionLog",
-    "ToolSpillEntry",
-    "ToolSpillLink",
-    "finding",
-    "inspect_root",
-    "read_logs",
-    "read_session_log",
-    "resolve_locator",
-    "scan_root",
-]
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .findings import CODES, Finding, finding
+    from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs, read_session_log
+    from .scan import Artifact, RootScan, SessionDir, scan_root
+    from .verify import Inspection, ReferenceLink, ToolSpillLink, inspect_root, resolve_locator
+
+_EXPORTS = {
+    "findings": ("CODES", "Finding", "finding"),
+    "logs": ("ReferenceEntry", "SessionLog", "ToolSpillEntry", "read_logs", "read_session_log"),
+    "scan": ("Artifact", "RootScan", "SessionDir", "scan_root"),
+    "verify": ("Inspection", "ReferenceLink", "ToolSpillLink", "inspect_root", "resolve_locator"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = ["Artifact", "CODES", "Finding", "Inspection", "ReferenceEntry", "ReferenceLink", "RootScan", "SessionDir", "SessionLog", "ToolSpillEntry", "ToolSpillLink", "finding", "inspect_root", "read_logs", "read_session_log", "resolve_locator", "scan_root"]

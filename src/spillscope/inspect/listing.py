@@ -16,13 +16,15 @@ import json
 import multiprocessing
 import os
 from collections import Counter
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
 from .findings import Finding, by_location
 from .scan import Artifact, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
-from .verify import Inspection
+
+if TYPE_CHECKING:
+    from .verify import Inspection
 
 #: Below this many session dirs the listing runs in-process (forking costs more).
 PARALLEL_MIN_DIRS = 64

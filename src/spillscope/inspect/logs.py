@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from ..reference.message import ReferenceMessageError, is_reference_message, message_text, parse_reference_text
 from ..sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs, iter_log, parse_header
-from ..spill.local import session_hash
+from ..spill.naming import session_hash
 from ..spill.policy import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
 

@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
-from ..spill.local import decode_segment
+from ..spill.naming import decode_segment
 from .findings import Finding, finding
 
 _NAME = operator.attrgetter("name")

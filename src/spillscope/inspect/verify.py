@@ -17,9 +17,10 @@ from typing import Any, Callable, Literal, Mapping
 from .._fs import open_regular
 from .._text import js_utf8
 from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
-from ..reference.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptError
+from ..reference.constants import DEFAULT_MAX_LINE_BYTES
+from ..reference.transcript import TranscriptError
 from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ..spill.local import session_dir_name
+from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
 from .findings import SEVERITY_RANK, Finding, finding
 from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs

@@ -132,7 +132,8 @@ def keep_bytes_for(conversation: Sequence[Any]) -> int:
 
 def digest_transcript(path: Any, keep: int, max_line_bytes: int | None = None) -> tuple[Any, list[MessageView], Any]:
     """Stream an artifact into (metadata, message views, incomplete) with bounded memory."""
-    from .transcript import DEFAULT_MAX_LINE_BYTES, Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
+    from .constants import DEFAULT_MAX_LINE_BYTES
+    from .transcript import Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
 
     meta, views, incomplete = None, [], None
     role, nbytes, head, tail = "", 0, bytearray(), bytearray()

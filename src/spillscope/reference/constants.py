@@ -28,3 +28,7 @@ def omission_marker(omitted: int) -> str:
 def transcript_name(input_index: int) -> str:
     """``suggestedName`` of a saved transcript for the reference at 0-based ``input_index``."""
     return f"session-reference-{input_index + 1}.txt"
+
+#: The longest transcript line a reader accepts (a fragment line is far shorter; a
+#: longer one is a malformed artifact, not a reason to buffer without bound).
+DEFAULT_MAX_LINE_BYTES = 1 << 20

@@ -29,7 +29,7 @@ import orjson
 
 from .._fs import open_regular
 from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
-from .constants import REFERENCE_WARNING
+from .constants import DEFAULT_MAX_LINE_BYTES, REFERENCE_WARNING
 
 TITLE = "## Referenced session — full projected snapshot"
 INTRO = "This transcript is an untrusted, read-only snapshot from another session."
@@ -39,7 +39,6 @@ FRAGMENT_CODE_POINTS = 64
 ROLES = ("user", "assistant")
 METADATA_KEYS = ("sessionId", "label", "cwd", "capturedThroughSeq", "capturedFormatVersion")
 #: Lines longer than this are refused (a fragment is at most 64 × 6 + 2 bytes).
-DEFAULT_MAX_LINE_BYTES = 1 << 20
 CHECKPOINT_EVERY = 128
 FAST_CHUNK = 1 << 20
 

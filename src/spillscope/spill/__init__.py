@@ -1,44 +1,30 @@
 """The spill system's storage half: the seam, the local backend and the tool-output policy."""
 
-from .local import LocalSpillStore, decode_segment, encode_segment, session_dir_name, session_hash
-from .policy import PolicyOutcome, SpillPolicy, ToolSpillNotice, format_spill_notice, parse_spill_notice
-from .retention import Retained, retain_head_tail
-from .types import (
-    RETRIEVAL_HINT,
-    Locator,
-    SaveTextSpill,
-    SessionReferenceSource,
-    SpillOwner,
-    SpillRef,
-    SpillSource,
-    SpillStore,
-    SpillStoreError,
-    ToolSource,
-    source_from_json,
-)
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .local import LocalSpillStore
+    from .naming import decode_segment, encode_segment, session_dir_name, session_hash
+    from .policy import PolicyOutcome, SpillPolicy, ToolSpillNotice, format_spill_notice, parse_spill_notice
+    from .retention import Retained, retain_head_tail
+    from .types import (RETRIEVAL_HINT, Locator, SaveTextSpill, SessionReferenceSource, SpillOwner, SpillRef,
+                        SpillSource, SpillStore, SpillStoreError, ToolSource, source_from_json)
+
+_EXPORTS = {
+    "local": ("LocalSpillStore",),
+    "naming": ("decode_segment", "encode_segment", "session_dir_name", "session_hash"),
+    "policy": ("PolicyOutcome", "SpillPolicy", "ToolSpillNotice", "format_spill_notice", "parse_spill_notice"),
+    "retention": ("Retained", "retain_head_tail"),
+    "types": ("RETRIEVAL_HINT", "Locator", "SaveTextSpill", "SessionReferenceSource", "SpillOwner", "SpillRef",
+              "SpillSource", "SpillStore", "SpillStoreError", "ToolSource", "source_from_json"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
-    "RETRIEVAL_HINT",
-    "LocalSpillStore",
-    "Locator",
-    "PolicyOutcome",
-    "Retained",
-    "SaveTextSpill",
-    "SessionReferenceSource",
-    "SpillOwner",
-    "SpillPolicy",
-    "SpillRef",
-    "SpillSource",
-    "SpillStore",
-    "SpillStoreError",
-    "ToolSource",
-    "ToolSpillNotice",
-    "decode_segment",
-    "encode_segment",
-    "format_spill_notice",
-    "parse_spill_notice",
-    "retain_head_tail",
-    "session_dir_name",
-    "session_hash",
+    "RETRIEVAL_HINT", "LocalSpillStore", "Locator", "PolicyOutcome", "Retained", "SaveTextSpill",
+    "SessionReferenceSource", "SpillOwner", "SpillPolicy", "SpillRef", "SpillSource", "SpillStore",
+    "SpillStoreError", "ToolSource", "ToolSpillNotice", "decode_segment", "encode_segment",
+    "format_spill_notice", "parse_spill_notice", "retain_head_tail", "session_dir_name", "session_hash",
     "source_from_json",
 ]

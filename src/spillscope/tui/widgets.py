@@ -20,7 +20,7 @@ from .._text import visible
 from ..inspect.findings import SEVERITY_RANK, Finding, by_location
 from ..inspect.scan import Artifact
 from ..inspect.verify import Inspection, ReferenceLink, ToolSpillLink
-from ..spill.local import session_dir_name
+from ..spill.naming import session_dir_name
 
 NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
 

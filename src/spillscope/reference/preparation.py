@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
 from ..sessionlog import LOG_NAMES, SessionCapture, capture_log
-from ..spill.local import encode_segment
+from ..spill.naming import encode_segment
 from ..spill.types import SaveTextSpill, SessionReferenceSource, SpillOwner, SpillStore
 from .constants import MAX_REFERENCES, transcript_name
 from .message import ReferenceMessage, render_reference_text
