@@ -105,6 +105,17 @@ def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     report("ls --json (scan, findings, JSON)", t, base, None, f"target <= 1.5x: {'PASS' if t / base <= 1.5 else 'FAIL'}")
     one = timed(lambda: Null().write(listing_json(str(root), time.time(), workers=1)), 3)
     report("  the same in one process (for reference)", one, base)
+    # End to end, as a user runs it: interpreter start-up and imports on both sides.
+    walk = ("import os, sys\nfor d in os.scandir(sys.argv[1]):\n    os.lstat(d.path)\n"
+            "    for f in os.scandir(d.path): f.stat(follow_symlinks=False)")
+    cli = [str(Path(sys.executable).with_name("spillscope")), "ls", str(root), "--json"]
+    if not Path(cli[0]).exists():
+        cli = [sys.executable, "-m", "spillscope", "ls", str(root), "--json"]
+    with open(os.devnull, "w") as null:
+        sub_base = timed(lambda: subprocess.run([sys.executable, "-c", walk, str(root)], check=True), 3)
+        sub = timed(lambda: subprocess.run(cli, stdout=null, check=True), 3)
+    report("baseline: the same walk as a python script", sub_base, sub_base)
+    report("`spillscope ls ROOT --json > /dev/null`", sub, sub_base)
     shutil.rmtree(root)
 
 
