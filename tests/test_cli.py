@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import queue
 import signal
 import subprocess
@@ -43,10 +44,10 @@ def test_console_script_and_module_agree(demo):
 def test_ls_json_shape(demo):
     data = json.loads(run("ls", str(demo.root), "--logs", str(demo.logs), "--json", check=True).stdout)
     kinds = sorted(a["kind"] for s in data["sessions"] for a in s["artifacts"])
-    assert kinds == ["session-reference-transcript"] + ["tool-output"] * 3
+    assert kinds == ["session-reference-transcript"] + ["tool-output"] * 4
     ids = {s["sessionId"] for s in data["sessions"]}
     assert {"demo-tools", "demo-target-research", "demo-target-build"} <= ids
-    assert data["summary"] == {"expired-locator": 1, "snapshot-unavailable": 1}
+    assert data["summary"] == {"expired-locator": 1, "orphan-artifact": 1, "snapshot-unavailable": 1}
     for s in data["sessions"]:
         for a in s["artifacts"]:
             assert a["mode"] == "0600" and a["size"] > 0 and a["ageSeconds"] >= 0
@@ -55,13 +56,15 @@ def test_ls_json_shape(demo):
 def test_ls_human_table(demo):
     out = run("ls", str(demo.root), "--logs", str(demo.logs), check=True).stdout.decode()
     assert "demo-tools" in out and "session-reference-transcript" in out and "expired-locator" in out
+    assert "(3 sessions, 5 artifacts)" in out and "  1 artifact  0700" in out and "  0 artifacts  0700" in out
+    assert re.search(r"-pytest\.txt  \[orphan-artifact\]\n", out)
 
 
 def test_verify_clean_demo_exits_0_and_fail_on_is_respected(demo):
     ok = run("verify", str(demo.root), "--logs", str(demo.logs), "--json")
     assert ok.returncode == 0, ok.stdout
     report = json.loads(ok.stdout)
-    assert report["summary"] == {"expired-locator": 1, "snapshot-unavailable": 1}
+    assert report["summary"] == {"expired-locator": 1, "orphan-artifact": 1, "snapshot-unavailable": 1}
     f = next(f for f in report["findings"] if f["code"] == "expired-locator")
     assert set(f) == {"code", "severity", "path", "line", "session", "locator", "detail"}
     assert f["line"] == 3 and f["session"] == "demo-target-build"
@@ -90,7 +93,7 @@ def test_verify_fails_on_a_mismatch(upstream_copy):
 def test_verify_retention(demo):
     proc = run("verify", str(demo.root), "--retention", "0s", "--json", "--fail-on", "past-retention")
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["summary"]["past-retention"] == 4
+    assert json.loads(proc.stdout)["summary"]["past-retention"] == 5
 
 
 def test_cat_json_is_exact_for_every_upstream_transcript(manifest):

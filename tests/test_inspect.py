@@ -47,11 +47,15 @@ def test_upstream_originals_with_rebase(manifest, tmp_path):
     assert "outside-root" in codes(without)
 
 
-def test_demo_is_clean_apart_from_its_planted_expiry(tmp_path):
+def test_demo_is_clean_apart_from_its_planted_expiry_and_orphan(tmp_path):
     demo = write_demo(tmp_path / "demo")
     ins = inspect_root(demo.root, demo.logs)
-    assert codes(ins) == {"expired-locator", "snapshot-unavailable"}
+    assert sorted(f.code for f in ins.findings) == ["expired-locator", "orphan-artifact", "snapshot-unavailable"]
+    orphan = next(f for f in ins.findings if f.code == "orphan-artifact")
+    assert orphan.path.endswith("-pytest.txt") and orphan.session == "demo-tools"
     assert all(CODES[f.code][0] != "error" for f in ins.findings)
+    # Without the logs nothing can be an orphan (or expired): the root alone is clean.
+    assert codes(inspect_root(demo.root)) == set()
 
 
 def _rewrite_log(logs: Path, old: str, new: str) -> Path:

@@ -75,7 +75,8 @@ async def test_browse_shows_sessions_badges_and_counts(demo):
         await wait_for(pilot, lambda: app.verified)
         tree = app.query_one(BrowseTree)
         labels = [n.label.plain for n in tree.root.children]
-        assert any(l.startswith("demo-tools") and "3 artifacts" in l and "3 tool spills" in l for l in labels)
+        assert any(l.startswith("demo-tools") and "4 artifacts" in l and "3 tool spills" in l for l in labels)
+        assert any(l.startswith("demo-target-research") and "1 artifact ·" in l for l in labels)
         expired = find(tree, "reference", lambda d: d.obj.status == "expired")
         assert "expired-locator" in expired.label.plain
         assert "expired-locator 1" in status_text(app)
@@ -109,6 +110,11 @@ async def test_filters_by_text_and_finding_code(demo):
         assert app.code_filter == "expired-locator"
         shown = [n for n in nodes(tree) if n.data and n.data.kind in ("reference", "artifact", "tool-spill")]
         assert len(shown) == 1 and shown[0].data.obj.status == "expired"
+        await pilot.press("f")  # next: orphan-artifact, the pytest output no log names
+        await pilot.pause(0.1)
+        assert app.code_filter == "orphan-artifact"
+        shown = [n for n in nodes(tree) if n.data and n.data.kind in ("reference", "artifact", "tool-spill")]
+        assert len(shown) == 1 and shown[0].data.key.endswith("-pytest.txt")
         await pilot.press("f", "f")
         assert app.code_filter is None
         await pilot.press("slash")
@@ -205,6 +211,20 @@ async def test_pause_resume_and_live_watch(demo):
     assert latency < 5
 
 
+async def test_rebuild_keeps_the_cursor_on_its_item_at_once(demo):
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        research = find(tree, "reference", lambda d: d.obj.status == "resolves")
+        await select(pilot, tree, research)
+        line = tree.cursor_line
+        # A filter that drops the items above it moves the reference up; no refresh between.
+        tree.populate(app.inspection, text_filter="Research ✨")
+        assert tree.cursor_node is not None and tree.cursor_node.data.key == research.data.key
+        assert tree.cursor_line < line
+
+
 async def test_root_that_disappears_shows_state_and_recovers(demo, tmp_path):
     import shutil
 
@@ -217,7 +237,7 @@ async def test_root_that_disappears_shows_state_and_recovers(demo, tmp_path):
         shutil.rmtree(demo.root)
         await wait_for(pilot, lambda: "ROOT MISSING" in status_text(app), timeout=5)
         shutil.copytree(backup, demo.root)
-        await wait_for(pilot, lambda: "ROOT MISSING" not in status_text(app) and len(app.inspection.scan.artifacts()) == 4, timeout=5)
+        await wait_for(pilot, lambda: "ROOT MISSING" not in status_text(app) and len(app.inspection.scan.artifacts()) == 5, timeout=5)
 
 
 async def test_help_and_palette_commands(demo):

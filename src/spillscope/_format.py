@@ -20,3 +20,8 @@ def human_age(seconds: float) -> str:
     if seconds < 172800:
         return f"{seconds / 3600:.0f}h"
     return f"{seconds / 86400:.0f}d"
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 artifact``, ``2 artifacts``: a number with its noun in the right number."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
 from . import __version__
-from ._format import human_age, human_size
+from ._format import count, human_age, human_size
 from ._fs import open_regular
 from ._text import js_utf8, lone_surrogate_count, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
@@ -113,15 +113,16 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         _write_json(out, data)
         return 0
-    out.write(f"{ins.root}  ({len(ins.scan.sessions)} sessions, {sum(len(s.artifacts) for s in ins.scan.sessions)} artifacts)\n")
+    out.write(f"{ins.root}  ({count(len(ins.scan.sessions), 'session')}, {count(len(ins.scan.artifacts()), 'artifact')})\n")
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{s['dir']}  {visible(label)}  {s['artifactCount']} artifacts  {s['mode']}{badge}\n")
+        out.write(f"\n{s['dir']}  {visible(label)}  {count(s['artifactCount'], 'artifact')}  {s['mode']}{badge}\n")
         for a in s["artifacts"]:
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
             out.write(f"  {a['kind']:<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
-    others = [f for f in ins.findings if not any(f.path == a.path for s in ins.scan.sessions for a in s.artifacts)]
+    listed = {a.path for a in ins.scan.artifacts()}  # a set: findings x artifacts would be quadratic
+    others = [f for f in ins.findings if f.path not in listed]
     if others:
         out.write("\nOther findings:\n")
         for f in others:
@@ -137,7 +138,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                           "failOn": sorted(args.fail_on), "ok": not failing})
     else:
         checked = len(ins.references) + len(ins.tool_spills)
-        out.write(f"verified {ins.root}: {len(ins.scan.artifacts())} artifacts, {checked} notices, {len(ins.findings)} findings\n")
+        out.write(f"verified {ins.root}: {count(len(ins.scan.artifacts()), 'artifact')}, {count(checked, 'notice')}, {count(len(ins.findings), 'finding')}\n")
         for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
             out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
             if f.locator and f.locator != f.path:

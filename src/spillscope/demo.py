@@ -1,9 +1,9 @@
 """The embedded demo: a spill root and session logs written by spillscope's own writer.
 
 It exercises every path an operator meets: references with dropped and shortened
-messages, an intact reference, no storage, tool spills (one notice-only), hostile text
-(ANSI and OSC escapes, Rich markup, bidi controls, NUL, CRLF, lone surrogates), and one
-artifact deleted afterwards so its locator has expired.
+messages, an intact reference, no storage, tool spills, hostile text (ANSI and OSC
+escapes, Rich markup, bidi controls, NUL, CRLF, lone surrogates), one artifact deleted
+afterwards so its locator has expired, and one orphan (spilled, never logged).
 """
 
 from __future__ import annotations
@@ -133,6 +133,11 @@ async def _build(base: Path, fixed_time: float | None) -> Demo:
             "source": {"kind": "tool", "callId": call},
             "content": [{"type": "tool-result", "toolCallId": call, "content": list(out.content), "isError": False}],
             "role": "tool", "id": f"t-{call}"}}})
+    # An orphan: this output was spilled, then the run was cancelled before its tool
+    # result reached the log, so no notice names the artifact.
+    await policy.bound_result(tool_name="pytest", call_id="call_4", owner_session_id=tool_session,
+                              content="".join(f"tests/test_{i:03d}.py::test_case PASSED\n" for i in range(300)))
+    tool_rows.append({"type": "tool/call", "data": {"turn": 1, "step": 2, "callId": "call_4", "name": "pytest", "arguments": "{}"}})
     _write_log(logs, tool_session, cwd, tool_rows)
     # The build transcript was deleted by retention: its locator has expired.
     os.unlink(expired)

@@ -12,7 +12,7 @@ import html
 import os
 from typing import Any, AsyncIterator, Iterator
 
-from ._format import human_age, human_size
+from ._format import count, human_age, human_size
 from ._text import visible
 from .inspect.findings import SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
@@ -77,7 +77,7 @@ class Findings:
         return [f.to_json() for f in self.items]
 
     def __repr__(self) -> str:
-        lines = [f"{len(self.items)} findings"]
+        lines = [count(len(self.items), 'finding')]
         lines += [f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}" for f in self.items]
         return "\n".join(lines)
 
@@ -91,7 +91,7 @@ class Findings:
         script = ("<script>document.querySelectorAll('table.sortable th').forEach((th,i)=>th.onclick=()=>{"
                   "const t=th.closest('table'),b=t.tBodies[0],r=[...b.rows];const d=th.dataset.d=th.dataset.d==='a'?'d':'a';"
                   "r.sort((x,y)=>(x.cells[i].innerText>y.cells[i].innerText?1:-1)*(d==='a'?1:-1));r.forEach(x=>b.appendChild(x));});</script>")
-        return _wrap(f"<b>{len(self.items)} findings</b><table class='sortable'><thead><tr><th>severity</th><th>code</th>"
+        return _wrap(f"<b>{count(len(self.items), 'finding')}</b><table class='sortable'><thead><tr><th>severity</th><th>code</th>"
                      f"<th>where</th><th>session</th><th>detail</th></tr></thead><tbody>{rows}</tbody></table>{script}")
 
 
@@ -231,8 +231,8 @@ class Session:
                  "mtime": a.mtime, "mode": f"{a.mode:04o}"} for a in self.artifacts]
 
     def __repr__(self) -> str:
-        return (f"Session {self.dir} ({visible(self.session_id or 'id unknown')}): {len(self.artifacts)} artifacts, "
-                f"{len(self.references)} references")
+        return (f"Session {self.dir} ({visible(self.session_id or 'id unknown')}): {count(len(self.artifacts), 'artifact')}, "
+                f"{count(len(self.references), 'reference')}")
 
     def _repr_html_(self) -> str:
         import time
@@ -310,8 +310,8 @@ class Inspector:
 
     def __repr__(self) -> str:
         ins = self.inspection
-        lines = [f"Spill root {self.root}: {len(ins.scan.sessions)} session dirs, {len(ins.scan.artifacts())} artifacts, "
-                 f"{len(ins.references)} references"]
+        lines = [f"Spill root {self.root}: {count(len(ins.scan.sessions), 'session dir')}, {count(len(ins.scan.artifacts()), 'artifact')}, "
+                 f"{count(len(ins.references), 'reference')}"]
         for s in self.sessions:
             lines.append("  " + repr(s))
         lines.append("  findings: " + (", ".join(f"{k} {v}" for k, v in ins.summary().items()) or "none"))

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
+from .._format import count
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
@@ -118,7 +119,7 @@ class SpillscopeApp(App[None]):
             parts.append("⚠ ROOT MISSING — waiting for it to come back")
         if ins is not None:
             summary = ins.summary()
-            parts.append(f"{len(ins.scan.artifacts())} artifacts · {len(ins.references)} references · "
+            parts.append(f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')} · "
                          + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
                          + ("" if self.verified else " · verifying…"))
         if self.watch_enabled:
@@ -183,8 +184,8 @@ class SpillscopeApp(App[None]):
             group = data.obj
             sid = ins.session_ids.get(data.key)
             lines = [safe(f"session dir {data.key}\nsession id  {sid or '(no log names it)'}\n"),
-                     safe(f"{len(group['dir'].artifacts) if group['dir'] else 0} artifacts, "
-                          f"{len(group['refs'])} references, {len(group['tools'])} tool spills")]
+                     safe(f"{count(len(group['dir'].artifacts) if group['dir'] else 0, 'artifact')}, "
+                          f"{count(len(group['refs']), 'reference')}, {count(len(group['tools']), 'tool spill')}")]
             if group["dir"] is None:
                 lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
             info.update(Group(*lines))

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from .._format import human_age, human_size
+from .._format import count, human_age, human_size
 from .._text import visible
 from ..inspect.findings import SEVERITY_RANK, Finding, by_location
 from ..inspect.scan import Artifact
@@ -84,8 +84,8 @@ class BrowseTree(Tree[NodeData]):
             return (not needle or needle in text.casefold()) and (code_filter is None or code_filter in codes)
 
         self.clear()
-        self.root.set_label(Text.assemble((visible(ins.root), "bold"), f"  {len(ins.scan.sessions)} dirs · ",
-                                          f"{len(ins.scan.artifacts())} artifacts · {len(ins.references)} references"))
+        self.root.set_label(Text.assemble((visible(ins.root), "bold"), f"  {count(len(ins.scan.sessions), 'dir')} · ",
+                                          f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}"))
         self.root.data = NodeData("root", "root", ins)
         sessions: dict[str, dict[str, Any]] = {}
         for s in ins.scan.sessions:
@@ -120,7 +120,7 @@ class BrowseTree(Tree[NodeData]):
             if not children and not matches(title, session_codes):
                 continue
             arts = group["dir"].artifacts if group["dir"] else []
-            counts = f"  {len(arts)} artifacts · {len(group['refs'])} refs" + (f" · {len(group['tools'])} tool spills" if group["tools"] else "")
+            counts = f"  {count(len(arts), 'artifact')} · {count(len(group['refs']), 'ref')}" + (f" · {count(len(group['tools']), 'tool spill')}" if group["tools"] else "")
             label = Text.assemble(safe(title, "bold"), (counts, "dim"),
                                   badges(session_codes + [c for d in children for c in self._codes(d, index)]))
             holds_selection = selected is not None and any(d.key == selected for d in children)
@@ -135,7 +135,11 @@ class BrowseTree(Tree[NodeData]):
                 target = target or (found.get(selected) if selected else None)
         self.root.expand()
         if target is not None:
-            self.call_after_refresh(self.move_cursor, target)
+            # Lay the new lines out now (Tree builds them lazily) and move the cursor in
+            # this same update: deferred, the old cursor line would point at whatever item
+            # took its place, and a key pressed meanwhile would act on that item.
+            self._tree_lines  # noqa: B018
+            self.move_cursor(target)
 
     def _build_leaves(self, node: TreeNode[NodeData]) -> dict[str, TreeNode[NodeData]]:
         """Create a session node's leaves (once); returns them by key."""
