@@ -328,3 +328,50 @@ def test_names_match_whole_not_before_a_trailing_newline(tmp_path):
     (tmp_path / "session-0123456789ab\n").mkdir(mode=0o700)
     scan = scan_root(tmp_path)
     assert scan.sessions == [] and [f.code for f in scan.findings] == ["unexpected-entry"]
+
+
+def _tool_log(logs: Path, session: str, call: str, content: list) -> None:
+    """A v3 log of one tool result, as the harness writes it."""
+    d = logs / "--w--" / session
+    d.mkdir(parents=True)
+    rows = [{"type": "session", "version": 3, "id": session, "createdAt": 1},
+            {"type": "tool/result", "seq": 0, "time": 2, "surfaceOp": "append", "data": {"turn": 1, "step": 1, "message": {
+                "source": {"kind": "tool", "callId": call}, "role": "tool", "id": "t",
+                "content": [{"type": "tool-result", "toolCallId": call, "content": content, "isError": False}]}}}]
+    (d / "session.v3.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_a_tool_named_like_a_transcript_is_tool_output(tmp_path):
+    import asyncio
+
+    from spillscope.spill import LocalSpillStore, SpillPolicy
+
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    policy = SpillPolicy(400, LocalSpillStore(root))
+    out = asyncio.run(policy.bound_result(tool_name="session-reference-1", call_id="c1", content="x" * 5000,
+                                          owner_session_id="s1"))
+    _tool_log(logs, "s1", "c1", list(out.content))
+    (spilled,) = root.rglob("*-session-reference-1.txt")
+    # The name alone says transcript; the tool-spill notice that names it says otherwise.
+    assert scan_root(str(root)).artifacts()[0].kind == "session-reference-transcript"
+    ins = inspect_root(root, logs)
+    assert codes(ins) == set()
+    assert [(a.path, a.kind) for a in ins.scan.artifacts()] == [(str(spilled), "tool-output")]
+    assert ins.tool_spills[0].status == "resolves" and ins.tool_spills[0].artifact.kind == "tool-output"
+    # With no notice naming it, its first line decides.
+    alone = inspect_root(root)
+    assert codes(alone) == set() and alone.scan.artifacts()[0].kind == "tool-output"
+
+
+def test_an_unnamed_transcript_cut_inside_its_title_stays_a_transcript(tmp_path):
+    sdir = tmp_path / "root" / "session-000000000000"
+    sdir.mkdir(parents=True, mode=0o700)
+    for name, data in (("aaaaaaaaaaaa-session-reference-1.txt", "## Referenced sess".encode()),
+                       ("bbbbbbbbbbbb-session-reference-2.txt", b"")):
+        (sdir / name).write_bytes(data)
+        (sdir / name).chmod(0o600)
+    ins = inspect_root(tmp_path / "root")
+    assert {a.kind for a in ins.scan.artifacts()} == {"session-reference-transcript"}
+    assert {(Path(f.path).name, f.code) for f in ins.findings} == {
+        ("aaaaaaaaaaaa-session-reference-1.txt", "incomplete-artifact"),
+        ("bbbbbbbbbbbb-session-reference-2.txt", "incomplete-artifact")}

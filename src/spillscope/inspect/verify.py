@@ -18,7 +18,7 @@ from .._fs import open_regular
 from .._text import js_utf8
 from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..reference.transcript import TranscriptError
+from ..reference.transcript import TITLE, TranscriptError
 from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
@@ -162,12 +162,22 @@ def inspect_root(
                 named.add(tlink.artifact.path)
 
     if check_content:
+        # A tool named `session-reference-1` spills to a transcript's file name: the name
+        # alone cannot tell them apart. A tool-spill notice naming the file, or (for a file
+        # no notice names) a first line that is not the transcript title, makes it tool output.
+        spilled = {t.artifact.path for t in tool_links if t.artifact is not None}
+        relabel: set[str] = set()
         for art in by_path.values():
             if art.kind == "session-reference-transcript" and art.is_regular and art.path not in checks:
+                if art.path in spilled or (art.path not in named and _first_line_is_not_title(art.path)):
+                    relabel.add(art.path)
+                    continue
                 checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir), max_line_bytes)
                 done += 1
                 if progress and done % 100 == 0:
                     progress("verify", done)
+        if relabel:
+            by_path = _relabel_as_tool_output(scan, relabel, tool_links)
         for check in checks.values():
             findings.extend(check.findings)
 
@@ -177,6 +187,35 @@ def inspect_root(
                 findings.append(finding("orphan-artifact", path=art.path, session=session_ids.get(art.session_dir),
                                         detail="no notice in the logs names this artifact"))
     return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids)
+
+
+_TITLE_LINE = js_utf8(TITLE) + b"\n"
+
+
+def _first_line_is_not_title(path: str) -> bool:
+    """True when the file can be read and its start departs from the transcript's title
+    line. An unreadable file, an empty one or one cut inside the title stays a transcript:
+    its check reports why."""
+    try:
+        fd = open_regular(path)
+        try:
+            head = os.pread(fd, len(_TITLE_LINE), 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return not _TITLE_LINE.startswith(head)
+
+
+def _relabel_as_tool_output(scan: RootScan, paths: set[str], tool_links: list[ToolSpillLink]) -> dict[str, Artifact]:
+    """Give the artifacts at ``paths`` the kind ``tool-output`` everywhere they are held."""
+    for session in scan.sessions:
+        session.artifacts = [a._replace(kind="tool-output") if a.path in paths else a for a in session.artifacts]
+    by_path = scan.by_path()
+    for link in tool_links:
+        if link.artifact is not None and link.artifact.path in paths:
+            link.artifact = by_path[link.artifact.path]
+    return by_path
 
 
 def _age(seconds: float) -> str:
