@@ -105,6 +105,7 @@ def test_cat_json_is_exact_for_every_upstream_transcript(manifest):
         data = json.loads(proc.stdout)
         assert [m["text"] for m in data["messages"]] == [m["text"] for m in art["messages"]]
         assert data["metadata"] == art["capture"] and data["complete"] is True
+        assert data["kind"] == "session-reference-transcript"
 
 
 def test_cat_message_plain_with_surrogate_warning(manifest):
@@ -125,6 +126,33 @@ def test_cat_message_exact_bytes_and_tool_output(manifest):
     tool = next(a for a in manifest["artifacts"] if a["kind"] == "tool-output")
     tpath = UPSTREAM / "spill-root" / tool["path"]
     assert run("cat", str(tpath), check=True).stdout == tpath.read_bytes()
+
+
+def test_cat_message_out_of_range_is_an_error(manifest):
+    art = next(a for a in manifest["artifacts"] if a["path"].endswith("e2b3ab57cf98-session-reference-1.txt"))
+    path, n = str(UPSTREAM / "spill-root" / art["path"]), len(art["messages"])
+    past = run("cat", path, "--message", str(n + 1))
+    assert past.returncode == 2 and past.stdout == b""
+    assert f"no message {n + 1}: the transcript has {n} messages".encode() in past.stderr
+    as_json = run("cat", path, "--json", "--message", str(n + 1))
+    assert as_json.returncode == 2 and json.loads(as_json.stdout)["messages"] == []
+    for bad in ("0", "-1", "two"):
+        proc = run("cat", path, "--message", bad)
+        assert proc.returncode == 2 and b"--message" in proc.stderr and b"Traceback" not in proc.stderr
+    tool = next(a for a in manifest["artifacts"] if a["kind"] == "tool-output")
+    tpath = str(UPSTREAM / "spill-root" / tool["path"])
+    assert run("cat", tpath, "--message", "1", check=True).stdout == Path(tpath).read_bytes()
+    two = run("cat", tpath, "--message", "2")
+    assert two.returncode == 2 and b"a tool output is one message" in two.stderr and two.stdout == b""
+
+
+def test_cat_of_a_tool_output_named_like_a_transcript(tmp_path):
+    odd = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    odd.write_bytes(b"plain tool output\r\n\x00 \xe7\x95\x8c")
+    data = json.loads(run("cat", str(odd), "--json", check=True).stdout)
+    assert data["kind"] == "tool-output" and data["metadata"] is None
+    assert data["messages"] == [{"index": 1, "role": None, "text": "plain tool output\r\n\x00 \u754c"}]
+    assert run("cat", str(odd), check=True).stdout == odd.read_bytes()
 
 
 def test_cat_malformed_and_missing(tmp_path):

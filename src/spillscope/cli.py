@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TextIO
 
 from . import __version__
 from ._format import count, human_age, human_size
@@ -45,6 +45,16 @@ def parse_duration(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid duration {text!r} (use e.g. 30s, 12h, 7d, 2w)")
     unit = {"": 86400, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
     return float(m.group(1)) * unit
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
+    return value
 
 
 def parse_fail_on(text: str) -> set[str]:
@@ -153,7 +163,12 @@ def _write_json(out: TextIO, data: Any) -> None:
 
 
 def _artifact_kind(path: str) -> str:
-    return classify_name(os.path.basename(path))[1]
+    from .reference.transcript import departs_from_title
+
+    kind = classify_name(os.path.basename(path))[1]
+    if kind == "session-reference-transcript" and departs_from_title(path):
+        return "tool-output"  # named like a transcript, but its content is not one
+    return kind
 
 
 def _is_transcript(path: str) -> bool:
@@ -184,6 +199,8 @@ def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cat_file(args: argparse.Namespace, path: str, out: TextIO) -> int:
     """A tool output: streamed in chunks, so a huge file is never held whole."""
+    if args.message is not None and args.message != 1:
+        raise UsageError(f"{path}: no message {args.message}: a tool output is one message")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     with os.fdopen(open_regular(path), "rb") as f:
         if args.json:
@@ -215,22 +232,34 @@ def _emit_text(args: argparse.Namespace, out: TextIO, text: str) -> None:
 
 
 def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
-    from .reference.transcript import TranscriptError, iter_transcript
+    from .reference.transcript import MessageStart, TranscriptError, iter_transcript
 
     want = args.message
-    events = iter_transcript(path, max_line_bytes=args.max_line_bytes)
+    last = 0  # messages are numbered 1..n in order (anything else is malformed)
+
+    def counted() -> Iterator[Any]:
+        nonlocal last
+        for ev in iter_transcript(path, max_line_bytes=args.max_line_bytes):
+            if isinstance(ev, MessageStart):
+                last = ev.index
+            yield ev
+
     incomplete: Incomplete | None = None
     try:
         if args.json:
-            incomplete = _cat_transcript_json(path, events, want, out)
+            incomplete = _cat_transcript_json(path, counted(), want, out)
         else:
-            incomplete = _cat_transcript_plain(args, events, want, out)
+            incomplete = _cat_transcript_plain(args, counted(), want, out)
     except TranscriptError as exc:
         out.flush()
         sys.stderr.write(f"spillscope: malformed artifact: {exc}\n")
         return 1
     if incomplete is not None:
         sys.stderr.write(f"spillscope: warning: incomplete artifact ({path}:{incomplete.line}: {incomplete.reason})\n")
+    if want is not None and want > last:
+        out.flush()
+        sys.stderr.write(f"spillscope: no message {want}: the transcript has {count(last, 'message')}\n")
+        return 2
     return 0
 
 
@@ -254,15 +283,14 @@ def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out
                 write('"}')
                 open_message = False
         elif isinstance(ev, TranscriptMetadata):
-            write('{\n  "path": ' + _encode_ascii(path) + ',\n  "metadata": ' + json.dumps(ev.to_json(), ensure_ascii=True)
+            write('{\n  "path": ' + _encode_ascii(path) + ',\n  "kind": ' + _encode_ascii(_artifact_kind(path))
+                  + ',\n  "metadata": ' + json.dumps(ev.to_json(), ensure_ascii=True)
                   + ',\n  "messages": [\n')
         elif isinstance(ev, Incomplete):
             incomplete = ev
             if open_message:
                 write('"}')
                 open_message = False
-    if first and want is not None:
-        write("")
     write('\n  ],\n  "complete": ' + ("false" if incomplete else "true") + "\n}\n")
     return incomplete
 
@@ -361,9 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
         limits(sp)
 
     def limits(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES, metavar="N",
+        sp.add_argument("--max-line-bytes", type=positive_int, default=DEFAULT_MAX_LINE_BYTES, metavar="N",
                         help=f"longest transcript line read (default {DEFAULT_MAX_LINE_BYTES})")
-        sp.add_argument("--max-log-line-bytes", type=int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
+        sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
                         help=f"longest session-log line read (default {DEFAULT_MAX_LOG_LINE_BYTES})")
 
     sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
@@ -373,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("cat", help="the reassembled exact text of an artifact")
     sp.add_argument("artifact")
-    sp.add_argument("--message", type=int, metavar="N", help="only message N (1-based)")
+    sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
     sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
     limits(sp)

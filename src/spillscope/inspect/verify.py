@@ -18,7 +18,7 @@ from .._fs import open_regular
 from .._text import js_utf8
 from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..reference.transcript import TITLE, TranscriptError
+from ..reference.transcript import TranscriptError, departs_from_title
 from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
@@ -189,22 +189,11 @@ def inspect_root(
     return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids)
 
 
-_TITLE_LINE = js_utf8(TITLE) + b"\n"
-
-
 def _first_line_is_not_title(path: str) -> bool:
-    """True when the file can be read and its start departs from the transcript's title
-    line. An unreadable file, an empty one or one cut inside the title stays a transcript:
-    its check reports why."""
     try:
-        fd = open_regular(path)
-        try:
-            head = os.pread(fd, len(_TITLE_LINE), 0)
-        finally:
-            os.close(fd)
+        return departs_from_title(path)
     except OSError:
-        return False
-    return not _TITLE_LINE.startswith(head)
+        return False  # it stays a transcript; its check reports why it cannot be read
 
 
 def _relabel_as_tool_output(scan: RootScan, paths: set[str], tool_links: list[ToolSpillLink]) -> dict[str, Artifact]:

@@ -48,6 +48,22 @@ _HEADER = re.compile(r"### Message ([0-9]+): (.*)\Z", re.S)
 Source = Union[str, bytes, os.PathLike[str]]
 
 
+TITLE_LINE = js_utf8(TITLE) + b"\n"
+
+
+def departs_from_title(path: str | os.PathLike[str]) -> bool:
+    """True when the file's first bytes are not the transcript's title line or a prefix of
+    it: its content says it is not a transcript, whatever its name says (a tool called
+    ``session-reference-1`` spills to a transcript's name). An empty file, or one cut
+    inside the title, does not depart. Refuses symlinks; ``OSError`` propagates."""
+    fd = open_regular(path)
+    try:
+        head = os.pread(fd, len(TITLE_LINE), 0)
+    finally:
+        os.close(fd)
+    return not TITLE_LINE.startswith(head)
+
+
 def render_transcript(data: dict[str, Any], captured_format_version: int) -> str:
     """The saved full projection, exactly as the reference writer renders it.
 
