@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from spillscope._format import human_size
 from spillscope.demo import write_demo
 
 from conftest import UPSTREAM
@@ -189,6 +190,62 @@ def test_cat_to_a_terminal_escapes_controls(demo, tmp_path):
     assert b"\x1b[31m" not in safe and b"\x1b]0;" not in safe and "␛[31m".encode() in safe
     raw = through_pty("--raw")
     assert b"\x1b[31m" in raw
+
+
+def _stderr_on_a_terminal(*args: str, after: str = "0") -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run the CLI with stderr on a real pty (stdout stays a pipe); returns what the pty got."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "SPILLSCOPE_PROGRESS_AFTER": after, "COLUMNS": "100"}
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", *args], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: _drain(master, chunks))
+    reader.start()
+    out, _ = proc.communicate(timeout=120)
+    reader.join(10)
+    os.close(master)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, b""), b"".join(chunks)
+
+
+def _drain(fd: int, chunks: list[bytes]) -> None:
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # EIO once the child has closed its end
+            return
+        if not data:
+            return
+        chunks.append(data)
+
+
+def test_progress_bar_on_a_terminal_only(demo, tmp_path):
+    # A root wide enough that the scan reports several times.
+    root = tmp_path / "wide"
+    for i in range(300):
+        d = root / f"session-{i:012x}"
+        d.mkdir(parents=True, mode=0o700)
+        f = d / "aaaaaaaaaaaa-bash.txt"
+        f.write_text("x")
+        f.chmod(0o600)
+    proc, tty = _stderr_on_a_terminal("ls", str(root), "--json")
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)["sessions"]) == 300
+    text = tty.decode()
+    assert re.search(r"scan +[█#]+ 100%  300/300 session dirs", text), text
+    assert text.endswith("\r\x1b[K")  # the bar is cleared, the terminal left clean
+    # verify: scan, logs, then transcript bytes read.
+    proc, tty = _stderr_on_a_terminal("verify", str(demo.root), "--logs", str(demo.logs), "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["summary"]
+    text = tty.decode()
+    size = sum(p.stat().st_size for p in demo.root.rglob("*-session-reference-*.txt"))
+    assert "logs " in text and re.search(r"verify +[█#]+ 100%  " + re.escape(human_size(size)), text), text
+    assert text.endswith("\r\x1b[K")
+    # Not before half a second by default (this run is shorter), and never into a pipe.
+    assert _stderr_on_a_terminal("ls", str(root), "--json", after="5")[1] == b""
+    piped = subprocess.run([sys.executable, "-m", "spillscope", "ls", str(root), "--json"], capture_output=True,
+                           env={**os.environ, "SPILLSCOPE_PROGRESS_AFTER": "0"})
+    assert piped.returncode == 0 and piped.stderr == b""
 
 
 def _snapshot(*dirs: Path) -> dict[str, tuple[str, int, int]]:

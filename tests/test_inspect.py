@@ -299,8 +299,17 @@ def test_parallel_listing_equals_the_full_listing(tmp_path, monkeypatch):
     slow = listing(inspect_root(root, None, check_content=False), now)
     assert fast == json.loads(json.dumps(slow))
     assert json.loads(listing_json(str(root), now, workers=1)) == fast
+    # With progress: every path reports "scan" up to all session dirs, with the same JSON.
+    dirs = PARALLEL_MIN_DIRS + 6
+    for workers in (1, 2):
+        told: list[tuple[str, int, int | None]] = []
+        assert json.loads(listing_json(str(root), now, workers=workers, progress=lambda *a: told.append(a))) == fast
+        assert told[-1] == ("scan", dirs, dirs) and [d for _, d, _ in told] == sorted(d for _, d, _ in told)
     monkeypatch.delattr(os, "memfd_create")  # where there is none, results come back pickled
     assert json.loads(listing_json(str(root), now, workers=2)) == fast
+    told = []
+    assert json.loads(listing_json(str(root), now, workers=2, progress=lambda *a: told.append(a))) == fast
+    assert told[-1] == ("scan", dirs, dirs)
     assert fast["summary"] and len(fast["sessions"]) == PARALLEL_MIN_DIRS + 6
     odd = {a["name"]: a for a in fast["sessions"][4]["artifacts"]}
     assert odd["0123456789ab-~00E9t~00E9.txt"]["suggestedName"] == "\u00e9t\u00e9.txt"

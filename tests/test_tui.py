@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from pathlib import Path
 
@@ -223,6 +224,47 @@ async def test_rebuild_keeps_the_cursor_on_its_item_at_once(demo):
         tree.populate(app.inspection, text_filter="Research ✨")
         assert tree.cursor_node is not None and tree.cursor_node.data.key == research.data.key
         assert tree.cursor_line < line
+
+
+def _big_transcript(path: Path, megabytes: int) -> None:
+    head = render_transcript({"sessionId": "big", "label": "Big", "cwd": None, "capturedThroughSeq": 1,
+                              "conversation": [{"role": "user", "text": "x"}]}, 3)
+    block = ("".join('"' + "界😀é abc " * 8 + '"\n' for _ in range(1024))).encode()
+    with open(path, "wb") as f:
+        f.write(js_utf8(head))
+        for _ in range(megabytes * (1 << 20) // len(block)):
+            f.write(block)
+    path.chmod(0o600)
+
+
+async def test_verification_shows_progress_and_a_superseded_pass_stops(tmp_path, monkeypatch):
+    import spillscope.tui.app as app_module
+
+    sdir = tmp_path / "root" / "session-000000000000"
+    sdir.mkdir(parents=True, mode=0o700)
+    for i in (1, 2, 3):
+        _big_transcript(sdir / f"00000000000{i}-session-reference-1.txt", 24)
+    outcomes: list[str] = []
+    real = app_module.inspect_root
+
+    def recording(*args, **kw):
+        try:
+            result = real(*args, **kw)
+        except BaseException as exc:
+            outcomes.append(type(exc).__name__)
+            raise
+        outcomes.append("done" if kw.get("check_content", True) else "quick")
+        return result
+
+    monkeypatch.setattr(app_module, "inspect_root", recording)
+    app = SpillscopeApp(str(tmp_path / "root"), None, watch=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: re.search(r"verifying… [0-9]+%", status_text(app)), timeout=20)
+        assert not app.verified
+        app.rescan()  # supersedes the pass that is reading the transcripts
+        await wait_for(pilot, lambda: app.verified, timeout=30)
+        assert "_Superseded" in outcomes and outcomes[-1] == "done"
+        assert "verifying" not in status_text(app) and "3 artifacts" in status_text(app)
 
 
 async def test_root_that_disappears_shows_state_and_recovers(demo, tmp_path):

@@ -12,6 +12,7 @@ import codecs
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -72,19 +73,47 @@ def parse_fail_on(text: str) -> set[str]:
 
 
 class Progress:
-    """A progress line on stderr, only on a terminal and only after half a second."""
+    """A progress bar on stderr: only on a terminal, only once the work has run for half
+    a second (``SPILLSCOPE_PROGRESS_AFTER`` seconds), redrawn at most ten times a second,
+    cut to the terminal's width, and cleared when done."""
+
+    WIDTH = 24
+    UNITS = {"scan": "session dirs", "logs": "logs"}
 
     def __init__(self, stream: TextIO = sys.stderr) -> None:
         self.stream = stream
         self.start = time.monotonic()
+        self.after = float(os.environ.get("SPILLSCOPE_PROGRESS_AFTER", "0.5"))
         self.enabled = stream.isatty()
         self.shown = False
+        self.last = 0.0
+        # Block characters only where the stream can encode them.
+        self.fill = "█░" if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
 
-    def __call__(self, phase: str, count: int) -> None:
-        if self.enabled and time.monotonic() - self.start > 0.5:
-            self.stream.write(f"\r\x1b[K{phase}: {count} items…")
-            self.stream.flush()
-            self.shown = True
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if now - self.start < self.after or (now - self.last < 0.1 and not final):
+            return
+        self.last = now
+        columns = shutil.get_terminal_size().columns
+        self.stream.write("\r\x1b[K" + self.render(phase, done, total, now - self.start)[: max(columns - 1, 10)])
+        self.stream.flush()
+        self.shown = True
+
+    def render(self, phase: str, done: int, total: int | None, elapsed: float) -> str:
+        if phase == "verify":
+            amount = human_size(done) + (f" / {human_size(total)}" if total is not None else "")
+        else:
+            amount = f"{done:,}" + (f"/{total:,}" if total is not None else "") + f" {self.UNITS.get(phase, 'items')}"
+        if not total:
+            return f"{phase:<6} {amount}  {elapsed:.1f}s"
+        frac = min(done / total, 1.0)
+        filled = int(frac * self.WIDTH)
+        bar = self.fill[0] * filled + self.fill[1] * (self.WIDTH - filled)
+        return f"{phase:<6} {bar} {frac:4.0%}  {amount}  {elapsed:.1f}s"
 
     def done(self) -> None:
         if self.shown:
@@ -115,7 +144,12 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         # Names and lstat only: the parallel listing (same JSON as the full path).
         if not Path(args.root).is_dir():
             raise UsageError(f"{args.root}: not a directory")
-        out.write(listing_json(args.root, now))
+        progress = Progress()
+        try:
+            text = listing_json(args.root, now, progress=progress)
+        finally:
+            progress.done()
+        out.write(text)
         out.write("\n")
         return 0
     ins = _run_inspection(args, check_content=args.logs is not None)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from .findings import Finding, by_location
-from .scan import Artifact, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
+from .scan import Artifact, ProgressFn, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
 
 if TYPE_CHECKING:
     from .verify import Inspection
@@ -181,25 +181,45 @@ def _read_into_text(fd: int, size: int) -> str:
     return b"".join(chunks).decode("ascii")
 
 
-def _scan_parallel(specs: list[SessionSpec], now: float, workers: int) -> list[tuple[str, list[list[dict[str, Any]]]]]:
-    size = -(-len(specs) // (workers * 4))  # a few groups per worker evens out uneven dirs
-    groups = [specs[i : i + size] for i in range(0, len(specs), size)]
+def _groups(specs: list[SessionSpec], parts: int) -> list[list[SessionSpec]]:
+    size = max(1, -(-len(specs) // parts))
+    return [specs[i : i + size] for i in range(0, len(specs), size)]
+
+
+def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
+                   progress: ProgressFn | None = None) -> list[tuple[str, list[list[dict[str, Any]]]]]:
+    groups = _groups(specs, workers * 4)  # a few groups per worker evens out uneven dirs
     context = multiprocessing.get_context("fork")
+    done = 0
+
+    def tell(group: list[SessionSpec]) -> None:
+        nonlocal done
+        done += len(group)
+        if progress is not None:
+            progress("scan", done, len(specs))
+
     if not hasattr(os, "memfd_create"):
         with context.Pool(workers) as pool:
-            return pool.map(_scan_group, [(g, now) for g in groups])
+            results: list[tuple[str, list[list[dict[str, Any]]]]] = []
+            for group, result in zip(groups, pool.imap(_scan_group, [(g, now) for g in groups])):
+                results.append(result)
+                tell(group)
+            return results
     fds: list[int] = []
     try:
         fds += [os.memfd_create("spillscope-ls") for _ in groups]  # before the fork: inherited
+        sized: list[tuple[int, list[list[dict[str, Any]]]]] = []
         with context.Pool(workers) as pool:
-            sized = pool.map(_scan_group_into, [(g, now, fd) for g, fd in zip(groups, fds)])
+            for group, sized_result in zip(groups, pool.imap(_scan_group_into, [(g, now, fd) for g, fd in zip(groups, fds)])):
+                sized.append(sized_result)
+                tell(group)
         return [(_read_into_text(fd, n), found) for fd, (n, found) in zip(fds, sized)]
     finally:
         for fd in fds:
             os.close(fd)
 
 
-def listing_json(root: str, now: float, *, workers: int | None = None) -> str:
+def listing_json(root: str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
     """The no-logs listing as ASCII JSON text, scanned by ``workers`` processes."""
     root = os.path.abspath(root)
     done, plan = root_plan(root)
@@ -210,9 +230,15 @@ def listing_json(root: str, now: float, *, workers: int | None = None) -> str:
     specs = [item for item in plan if not isinstance(item, Finding)]
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     if workers > 1 and len(specs) >= PARALLEL_MIN_DIRS:
-        results = _scan_parallel(specs, now, workers)
-    else:
+        results = _scan_parallel(specs, now, workers, progress)
+    elif progress is None:
         results = [_scan_group((specs, now))]
+    else:
+        results, scanned = [], 0
+        for group in _groups(specs, 64):
+            results.append(_scan_group((group, now)))
+            scanned += len(group)
+            progress("scan", scanned, len(specs))
     per_session = iter([f for _, group in results for f in group])
     findings: list[dict[str, Any]] = []
     for item in plan:  # keep the order a single scan reports findings in

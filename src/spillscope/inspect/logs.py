@@ -18,6 +18,7 @@ from ..sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_lo
 from ..spill.naming import session_hash
 from ..spill.policy import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
+from .scan import ProgressFn
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,15 @@ def _read_reference(log: SessionLog, data: Mapping[str, Any], line: int, seq: in
                                     detail=f"notice for {sid!r} has no preview entry"))
 
 
-def read_logs(logs_root: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> list[SessionLog]:
-    return [read_session_log(p, max_line_bytes=max_line_bytes) for p in find_logs(logs_root)]
+def read_logs(logs_root: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+              progress: ProgressFn | None = None) -> list[SessionLog]:
+    paths = list(find_logs(logs_root))
+    out = []
+    for path in paths:
+        out.append(read_session_log(path, max_line_bytes=max_line_bytes))
+        if progress is not None:
+            progress("logs", len(out), len(paths))
+    return out
 
 
 def logs_by_hash(logs: list[SessionLog]) -> dict[str, SessionLog]:

@@ -92,6 +92,9 @@ def classify_suffix(encoded: str) -> tuple[str | None, ArtifactKind]:
 
 
 SessionSpec = tuple[str, str, str, int]  # path, dir name, hash, mode
+#: ``progress(phase, done, total)``: "scan" counts session dirs, "logs" session logs,
+#: "verify" transcript bytes read; ``total`` is ``None`` where it is not known.
+ProgressFn = Callable[[str, int, "int | None"], None]
 
 
 def root_plan(root: str) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
@@ -127,14 +130,14 @@ def root_plan(root: str) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
     return None, plan
 
 
-def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None) -> RootScan:
+def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None) -> RootScan:
     root = os.path.abspath(os.fspath(root))
     done, plan = root_plan(root)
     if done is not None:
         return done
     findings: list[Finding] = []
     sessions: list[SessionDir] = []
-    count = 0
+    total = len(plan) - sum(isinstance(item, Finding) for item in plan)
     for item in plan:
         if isinstance(item, Finding):
             findings.append(item)
@@ -142,9 +145,8 @@ def scan_root(root: str | os.PathLike[str], *, progress: Callable[[int], None] |
         session, found = scan_session_dir(*item)
         findings += found
         sessions.append(session)
-        count += len(session.artifacts)
         if progress is not None:
-            progress(count)
+            progress("scan", len(sessions), total)
     return RootScan(root, sessions, findings)
 
 

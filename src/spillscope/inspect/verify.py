@@ -24,7 +24,7 @@ from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
 from .findings import SEVERITY_RANK, Finding, finding
 from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs
-from .scan import Artifact, RootScan, scan_root
+from .scan import Artifact, ProgressFn, RootScan, scan_root
 
 LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid"]
 MAX_SAFE = 2**53 - 1
@@ -111,7 +111,7 @@ def inspect_root(
     now: float | None = None,
     rebase: str | None = None,
     check_content: bool = True,
-    progress: Callable[[str, int], None] | None = None,
+    progress: ProgressFn | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_log_line_bytes: int = DEFAULT_MAX_LOG_LINE_BYTES,
 ) -> Inspection:
@@ -121,9 +121,9 @@ def inspect_root(
     ``max_log_line_bytes`` a log line: longer lines are findings, never read whole."""
     root = os.path.abspath(os.fspath(root))
     now = time.time() if now is None else now
-    scan = scan_root(root, progress=(lambda n: progress("scan", n)) if progress else None)
+    scan = scan_root(root, progress=progress)
     findings = list(scan.findings)
-    session_logs = read_logs(logs, max_line_bytes=max_log_line_bytes) if logs is not None else []
+    session_logs = read_logs(logs, max_line_bytes=max_log_line_bytes, progress=progress) if logs is not None else []
     session_ids: dict[str, str] = {}
     for log in session_logs:
         findings.extend(log.findings)
@@ -142,18 +142,18 @@ def inspect_root(
     references: list[ReferenceLink] = []
     tool_links: list[ToolSpillLink] = []
     named: set[str] = set()
-    done = 0
+    meter = None
+    if progress is not None and check_content:
+        meter = _ByteMeter(progress, sum(a.size for a in by_path.values()
+                                         if a.kind == "session-reference-transcript" and a.is_regular))
 
     for log in session_logs:
         for entry in log.references:
-            link = _link_reference(entry, root, rebase, by_path, checks, check_content, max_line_bytes)
+            link = _link_reference(entry, root, rebase, by_path, checks, check_content, max_line_bytes, meter)
             references.append(link)
             findings.extend(link.findings)
             if link.artifact is not None:
                 named.add(link.artifact.path)
-            done += 1
-            if progress and done % 100 == 0:
-                progress("verify", done)
         for spill in log.tool_spills:
             tlink = _link_tool_spill(spill, root, rebase, by_path)
             tool_links.append(tlink)
@@ -172,10 +172,9 @@ def inspect_root(
                 if art.path in spilled or (art.path not in named and _first_line_is_not_title(art.path)):
                     relabel.add(art.path)
                     continue
-                checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir), max_line_bytes)
-                done += 1
-                if progress and done % 100 == 0:
-                    progress("verify", done)
+                checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir), max_line_bytes, meter)
+        if meter is not None:
+            meter.finish()
         if relabel:
             by_path = _relabel_as_tool_output(scan, relabel, tool_links)
         for check in checks.values():
@@ -212,10 +211,45 @@ def _age(seconds: float) -> str:
     return f"{days:.1f}d" if days >= 1 else f"{seconds / 3600:.1f}h"
 
 
-def _check_transcript(art: Artifact, session: str | None, max_line_bytes: int, keep: int = 1) -> ArtifactCheck:
+class _ByteMeter:
+    """Reports transcript bytes read as ``progress("verify", done, total)``."""
+
+    def __init__(self, progress: ProgressFn, total: int) -> None:
+        self.progress, self.total = progress, total
+        self.done = self.size = self.part = 0
+
+    def start(self, size: int) -> Callable[[int], None]:
+        self.size, self.part = size, 0
+        return self.text
+
+    def text(self, n: int) -> None:
+        # Decoded text bytes stand in for file bytes inside a file: capped at its size.
+        self.part = min(self.part + n, self.size)
+        self.progress("verify", min(self.done + self.part, self.total), self.total)
+
+    def end(self) -> None:
+        self.done += self.size
+        self.size = self.part = 0
+        self.progress("verify", min(self.done, self.total), self.total)
+
+    def finish(self) -> None:
+        self.progress("verify", self.total, self.total)
+
+
+def _digest(art: Artifact, keep: int, max_line_bytes: int, meter: _ByteMeter | None) -> tuple[Any, list[Any], Any]:
+    if meter is None:
+        return digest_transcript(art.path, keep, max_line_bytes)
+    try:
+        return digest_transcript(art.path, keep, max_line_bytes, meter.start(art.size))
+    finally:
+        meter.end()
+
+
+def _check_transcript(art: Artifact, session: str | None, max_line_bytes: int, meter: _ByteMeter | None = None,
+                      keep: int = 1) -> ArtifactCheck:
     check = ArtifactCheck(art)
     try:
-        meta, views, incomplete = digest_transcript(art.path, keep, max_line_bytes)
+        meta, views, incomplete = _digest(art, keep, max_line_bytes, meter)
     except TranscriptError as exc:
         check.findings.append(finding("malformed-artifact", path=art.path, line=exc.line, session=session, detail=exc.reason))
         return check
@@ -252,7 +286,7 @@ def _validate_notice(entry: ReferenceEntry) -> list[str]:
 
 def _link_reference(
     entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
-    checks: dict[str, ArtifactCheck], check_content: bool, max_line_bytes: int,
+    checks: dict[str, ArtifactCheck], check_content: bool, max_line_bytes: int, meter: _ByteMeter | None,
 ) -> ReferenceLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     stats = entry.stats or {}
@@ -296,7 +330,7 @@ def _link_reference(
     conversation = entry.preview.get("conversation")
     keep = keep_bytes_for(conversation if isinstance(conversation, list) else [])
     try:
-        meta, views, incomplete = digest_transcript(art.path, keep, max_line_bytes)
+        meta, views, incomplete = _digest(art, keep, max_line_bytes, meter)
     except TranscriptError as exc:
         checks[art.path] = ArtifactCheck(art, [finding("malformed-artifact", path=art.path, line=exc.line,
                                                        session=entry.target_session, locator=locator, detail=exc.reason)])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .._text import js_utf8
 from .transcript import Transcript, TranscriptMetadata
@@ -130,8 +130,13 @@ def keep_bytes_for(conversation: Sequence[Any]) -> int:
     return max(sizes, default=0) + 1
 
 
-def digest_transcript(path: Any, keep: int, max_line_bytes: int | None = None) -> tuple[Any, list[MessageView], Any]:
-    """Stream an artifact into (metadata, message views, incomplete) with bounded memory."""
+def digest_transcript(
+    path: Any, keep: int, max_line_bytes: int | None = None, on_text: Callable[[int], None] | None = None,
+) -> tuple[Any, list[MessageView], Any]:
+    """Stream an artifact into (metadata, message views, incomplete) with bounded memory.
+
+    ``on_text(n)`` is told of each batch of ``n`` message-text bytes decoded (a progress
+    measure: close to, not equal to, the file bytes read)."""
     from .constants import DEFAULT_MAX_LINE_BYTES
     from .transcript import Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
 
@@ -146,6 +151,8 @@ def digest_transcript(path: Any, keep: int, max_line_bytes: int | None = None) -
         if isinstance(ev, Fragment):
             data = js_utf8("".join(ev.texts))
             nbytes += len(data)
+            if on_text is not None:
+                on_text(len(data))
             if len(head) < keep:
                 head += data[: keep - len(head)]
             tail += data

@@ -5,6 +5,7 @@ workers so the interface never waits on the disk."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Iterable
 
 from rich.console import Group
@@ -25,6 +26,10 @@ from ..reference.check import MessageView, digest_transcript, keep_bytes_for, se
 from .document import Document, open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
+
+
+class _Superseded(Exception):
+    """Raised from the progress callback of a scan whose worker was cancelled."""
 
 
 class SpillscopeApp(App[None]):
@@ -50,6 +55,8 @@ class SpillscopeApp(App[None]):
         self.watch_enabled = watch
         self.inspection: Inspection | None = None
         self.verified = False
+        #: Share of the transcript bytes the running verification has read (None: not known).
+        self.verify_progress: float | None = None
         self.code_filter: str | None = None
         self.text_filter = ""
         self.pending_changes = 0
@@ -85,13 +92,33 @@ class SpillscopeApp(App[None]):
         """Two passes: names and metadata first (fast, so changes show at once), then
         the full verification that reads every artifact."""
         worker = get_current_worker()
-        quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False)
-        if worker.is_cancelled:
+        last = 0.0
+
+        def progress(phase: str, done: int, total: int | None) -> None:
+            # A superseded pass stops here instead of reading a big root to the end.
+            nonlocal last
+            if worker.is_cancelled:
+                raise _Superseded
+            now = time.monotonic()
+            if phase == "verify" and total and now - last > 0.2:
+                last = now
+                self.call_from_thread(self.show_verify_progress, done / total)
+
+        try:
+            quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False, progress=progress)
+            if worker.is_cancelled:
+                return
+            self.call_from_thread(self.show_inspection, quick, False, from_watch)
+            full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, progress=progress)
+        except _Superseded:
             return
-        self.call_from_thread(self.show_inspection, quick, False, from_watch)
-        full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase)
         if not worker.is_cancelled:
             self.call_from_thread(self.show_inspection, full, True, from_watch)
+
+    def show_verify_progress(self, share: float) -> None:
+        if not self.verified:
+            self.verify_progress = share
+            self.update_status()
 
     def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False) -> None:
         if from_watch and self.paused:
@@ -102,6 +129,7 @@ class SpillscopeApp(App[None]):
         self.inspection = ins
         #: True once the shown inspection has read and checked every artifact.
         self.verified = verified
+        self.verify_progress = None
         self.loads += 1
         self.root_missing = not ins.scan.exists
         self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
@@ -121,7 +149,8 @@ class SpillscopeApp(App[None]):
             summary = ins.summary()
             parts.append(f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')} · "
                          + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
-                         + ("" if self.verified else " · verifying…"))
+                         + ("" if self.verified else " · verifying…"
+                            + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
         if self.watch_enabled:
             parts.append("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
                          if self.paused else "● live")
