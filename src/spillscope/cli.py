@@ -90,6 +90,10 @@ class Progress:
         # Block characters only where the stream can encode them.
         self.fill = "█░" if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
 
+    def callback(self) -> Callable[[str, int, int | None], None] | None:
+        """What to hand the core: nothing at all when no bar will be drawn."""
+        return self if self.enabled else None
+
     def __call__(self, phase: str, done: int, total: int | None) -> None:
         if not self.enabled:
             return
@@ -132,7 +136,7 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
     progress = Progress()
     try:
         return inspect_root(root, args.logs, retention_seconds=getattr(args, "retention", None),
-                            rebase=args.rebase, check_content=check_content, progress=progress,
+                            rebase=args.rebase, check_content=check_content, progress=progress.callback(),
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
     finally:
         progress.done()
@@ -146,7 +150,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"{args.root}: not a directory")
         progress = Progress()
         try:
-            text = listing_json(args.root, now, progress=progress)
+            text = listing_json(args.root, now, progress=progress.callback())
         finally:
             progress.done()
         out.write(text)
