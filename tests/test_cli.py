@@ -345,6 +345,10 @@ def test_watch_follows_a_root_that_is_deleted_and_recreated(tmp_path):
 def test_demo_command_writes_and_lists(tmp_path):
     proc = run("demo", "--dir", str(tmp_path / "d"), "--no-tui", check=True)
     assert b"demo-target-research" in proc.stdout
+    positional = run("demo", str(tmp_path / "p"), "--no-tui", check=True)
+    assert f"spill root {tmp_path / 'p' / 'spill-root'}".encode() in positional.stdout
+    assert (tmp_path / "p" / "logs").is_dir()
+    assert run("demo", str(tmp_path / "p"), "--dir", str(tmp_path / "q")).returncode == 2
     assert (tmp_path / "d" / "spill-root").is_dir()
     (tmp_path / "precious").mkdir()
     (tmp_path / "precious" / "file").write_text("keep")

@@ -382,7 +382,9 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from .demo import write_demo
 
-    demo = write_demo(args.dir)
+    if args.dir is not None and args.dir_option is not None and args.dir != args.dir_option:
+        raise UsageError(f"two demo dirs given: {args.dir} and {args.dir_option}")
+    demo = write_demo(args.dir if args.dir is not None else args.dir_option)
     out.write(f"demo written: spill root {demo.root}\n              logs       {demo.logs}\n")
     if args.no_tui or not sys.stdout.isatty():
         ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None,
@@ -460,7 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_watch)
 
     sp = sub.add_parser("demo", help="write the demo spill root and open it")
-    sp.add_argument("--dir", help="where to write it (default: a per-user temp dir)")
+    sp.add_argument("dir", nargs="?", metavar="DIR", help="where to write it (default: a per-user temp dir)")
+    sp.add_argument("--dir", dest="dir_option", metavar="DIR", help="the same, as an option")
     sp.add_argument("--no-tui", action="store_true", help="list it instead of opening the TUI")
     sp.set_defaults(func=cmd_demo)
 
