@@ -1,5 +1,8 @@
 """JavaScript string semantics: JSON.stringify, tag-safe JSON, code point slicing, Node UTF-8."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from spillscope._text import (
     code_point_slices,
     js_json_string,
@@ -51,3 +54,35 @@ def test_stringify_indent_matches_js_layout():
 def test_visible_controls():
     assert visible("\x1b[31mred\x00\r\n\u202e") == "␛[31mred␀⏎\n⟨U+202E⟩"
     assert visible("lone\ud800") == "lone⟨lone U+D800⟩"
+
+
+def _visible_by_code_point(text: str) -> str:
+    """The definition of `visible`, one code point at a time (the fast one must agree)."""
+    from spillscope._text import _FORMAT_CONTROLS, js_normalize
+
+    out = []
+    for ch in js_normalize(text):
+        cp = ord(ch)
+        if ch in "\n\t":
+            out.append(ch)
+        elif ch == "\r":
+            out.append("⏎")
+        elif cp < 0x20:
+            out.append(chr(0x2400 + cp))
+        elif cp == 0x7F:
+            out.append("␡")
+        elif 0x80 <= cp < 0xA0 or cp in _FORMAT_CONTROLS:
+            out.append("⟨U+%04X⟩" % cp)
+        elif 0xD800 <= cp <= 0xDFFF:
+            out.append("⟨lone U+%04X⟩" % cp)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_TRICKY = st.sampled_from(list("\x00\x1b\r\n\t\x7f\x85\x9f\u200e\u2028\u2029\u202e\u2066\u2069\ufeff\u061c\ud800\udfff\ud83d\ude00é界a"))
+
+
+@given(st.lists(st.one_of(_TRICKY, st.characters()), max_size=40).map("".join))
+def test_visible_agrees_with_its_code_point_definition(text):
+    assert visible(text) == _visible_by_code_point(text)

@@ -137,24 +137,23 @@ def visible(text: str) -> str:
     ``⏎``, DEL to ``␡``, C1 controls and bidi/format controls to ``⟨U+XXXX⟩``, and a
     lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are.
     """
-    out: list[str] = []
-    for ch in js_normalize(text):
-        cp = ord(ch)
-        if ch in "\n\t":
-            out.append(ch)
-        elif ch == "\r":
-            out.append("⏎")
-        elif cp < 0x20:
-            out.append(chr(0x2400 + cp))
-        elif cp == 0x7F:
-            out.append("␡")
-        elif 0x80 <= cp < 0xA0 or cp in _FORMAT_CONTROLS:
-            out.append("⟨U+%04X⟩" % cp)
-        elif 0xD800 <= cp <= 0xDFFF:
-            out.append("⟨lone U+%04X⟩" % cp)
-        else:
-            out.append(ch)
-    return "".join(out)
+    # Most text (every plain file name in a 100k listing) has nothing to show: one scan.
+    if _SHOWN.search(text) is None:
+        return text
+    return _SHOWN.sub(_show, js_normalize(text))
+
+
+def _show(match: re.Match[str]) -> str:
+    cp = ord(match.group())
+    if cp == 0x0D:
+        return "⏎"
+    if cp < 0x20:
+        return chr(0x2400 + cp)
+    if cp == 0x7F:
+        return "␡"
+    if 0xD800 <= cp <= 0xDFFF:
+        return "⟨lone U+%04X⟩" % cp
+    return "⟨U+%04X⟩" % cp  # C1 controls, bidi and format controls
 
 
 # Bidi overrides/isolates, line/paragraph separators and the BOM reorder or hide text
@@ -164,3 +163,5 @@ _FORMAT_CONTROLS = frozenset(
     + list(range(0x202A, 0x202F))
     + list(range(0x2066, 0x206A))
 )
+#: Every code point :func:`visible` replaces (newline and tab stay).
+_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")

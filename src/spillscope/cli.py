@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TextIO
 from . import __version__
 from ._format import count, human_age, human_size
 from ._fs import open_regular
-from ._text import js_utf8, lone_surrogate_count, visible
+from ._text import js_utf8, loads_exact, lone_surrogate_count, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import classify_name
 from .inspect.listing import ascii_json, listing, listing_json
@@ -144,8 +144,8 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     now = time.time()
-    if args.json and args.logs is None:
-        # Names and lstat only: the parallel listing (same JSON as the full path).
+    if args.logs is None:
+        # Names and lstat only: the parallel listing (the same JSON as the full path).
         if not Path(args.root).is_dir():
             raise UsageError(f"{args.root}: not a directory")
         progress = Progress()
@@ -153,29 +153,40 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             text = listing_json(args.root, now, progress=progress.callback())
         finally:
             progress.done()
-        out.write(text)
-        out.write("\n")
-        return 0
-    ins = _run_inspection(args, check_content=args.logs is not None)
-    data = listing(ins, now)
-    if args.json:
-        _write_json(out, data)
-        return 0
-    out.write(f"{ins.root}  ({count(len(ins.scan.sessions), 'session')}, {count(len(ins.scan.artifacts()), 'artifact')})\n")
+        if args.json:
+            out.write(text)
+            out.write("\n")
+            return 0
+        data = loads_exact(text)
+    else:
+        data = listing(_run_inspection(args, check_content=True), now)
+        if args.json:
+            _write_json(out, data)
+            return 0
+    _write_table(data, out)
+    return 0
+
+
+def _write_table(data: dict[str, Any], out: TextIO) -> None:
+    """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
+    artifacts = sum(s["artifactCount"] for s in data["sessions"])
+    out.write(f"{visible(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    listed = set()
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
         out.write(f"\n{s['dir']}  {visible(label)}  {count(s['artifactCount'], 'artifact')}  {s['mode']}{badge}\n")
+        lines = []
         for a in s["artifacts"]:
+            listed.add(a["path"])
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
-            out.write(f"  {a['kind']:<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
-    listed = {a.path for a in ins.scan.artifacts()}  # a set: findings x artifacts would be quadratic
-    others = [f for f in ins.findings if f.path not in listed]
+            lines.append(f"  {a['kind']:<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
+        out.write("".join(lines))
+    others = [Finding(**f) for f in data["findings"] if f["path"] not in listed]
     if others:
         out.write("\nOther findings:\n")
         for f in others:
             out.write(f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}\n")
-    return 0
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
