@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate screenshots/ from the real app: an SVG per main view (Textual's own
 export), then a PNG of each (headless Chromium when present, else rsvg-convert).
+Emoji in the demo need a colour emoji font to show in the PNGs (Debian:
+fonts-noto-color-emoji); without one they come out as boxes.
 
     python scripts/screenshots.py
 """

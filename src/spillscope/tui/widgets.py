@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from .._format import count, human_age, human_size
 from .._text import visible
-from ..inspect.findings import SEVERITY_RANK, Finding, by_location
+from ..inspect.findings import CODES, SEVERITY_RANK, Finding, by_location
 from ..inspect.scan import Artifact
 from ..inspect.verify import Inspection, ReferenceLink, ToolSpillLink
 from ..spill.naming import session_dir_name
@@ -35,6 +35,8 @@ BADGE_STYLE = {
     "unreadable": "bold white on red",
     "foreign-owner": "bold white on red",
 }
+#: Codes without a style of their own look like their severity.
+SEVERITY_STYLE = {"error": "bold white on red", "warning": "black on yellow", "info": "reverse"}
 
 
 def safe(text: str, style: str = "") -> Text:
@@ -46,7 +48,7 @@ def badges(codes: list[str]) -> Text:
     out = Text()
     for code in sorted(set(codes)):
         out.append(" ")
-        out.append(f" {code} ", style=BADGE_STYLE.get(code, "reverse"))
+        out.append(f" {code} ", style=BADGE_STYLE.get(code) or SEVERITY_STYLE.get(CODES.get(code, ("",))[0], "reverse"))
     return out
 
 
@@ -121,8 +123,10 @@ class BrowseTree(Tree[NodeData]):
                 continue
             arts = group["dir"].artifacts if group["dir"] else []
             counts = f"  {count(len(arts), 'artifact')} · {count(len(group['refs']), 'ref')}" + (f" · {count(len(group['tools']), 'tool spill')}" if group["tools"] else "")
-            label = Text.assemble(safe(title, "bold"), (counts, "dim"),
-                                  badges(session_codes + [c for d in children for c in self._codes(d, index)]))
+            # Badges straight after the title: a narrow pane cuts the counts, not the findings.
+            label = Text.assemble(safe(title, "bold"),
+                                  badges(session_codes + [c for d in children for c in self._codes(d, index)]),
+                                  (counts, "dim"))
             holds_selection = selected is not None and any(d.key == selected for d in children)
             open_now = (not lazy and (first_build or name in expanded or bool(needle or code_filter))) or \
                 (lazy and (name in expanded or holds_selection))
@@ -161,16 +165,16 @@ class BrowseTree(Tree[NodeData]):
         index = self._index
         if data.kind == "reference":
             link = data.obj
-            return Text.assemble(("↪ ", "cyan"), safe(link.entry.label), (f"  ({link.status})", "dim"),
-                                 badges([f.code for f in link.findings]))
+            return Text.assemble(("↪ ", "cyan"), safe(link.entry.label), badges([f.code for f in link.findings]),
+                                 (f"  ({link.status})", "dim"))
         if data.kind == "tool-spill":
             tlink = data.obj
-            return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), (f"  {tlink.entry.call_id or ''}", "dim"),
-                                 (f"  ({tlink.status})", "dim"), badges([f.code for f in tlink.findings]))
+            return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), badges([f.code for f in tlink.findings]),
+                                 (f"  {tlink.entry.call_id or ''}", "dim"), (f"  ({tlink.status})", "dim"))
         art = data.obj
         icon = "📄 " if art.kind == "session-reference-transcript" else "▤ " if art.kind == "tool-output" else "? "
-        return Text.assemble(icon, safe(art.name), (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"),
-                             badges([f.code for f in index.get(art.path, [])]))
+        return Text.assemble(icon, safe(art.name), badges([f.code for f in index.get(art.path, [])]),
+                             (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"))
 
     @staticmethod
     def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:
