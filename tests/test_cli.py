@@ -156,6 +156,23 @@ def test_cat_of_a_tool_output_named_like_a_transcript(tmp_path):
     assert run("cat", str(odd), check=True).stdout == odd.read_bytes()
 
 
+def test_cat_json_is_one_document_wherever_a_transcript_is_cut(manifest, tmp_path, capsys):
+    from spillscope.cli import main
+
+    art = next(a for a in manifest["artifacts"] if a["path"].endswith("e2b3ab57cf98-session-reference-1.txt"))
+    body = (UPSTREAM / "spill-root" / art["path"]).read_bytes()
+    preamble = body.index(b"### Message 1")
+    cut = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    for end in [*range(0, preamble + 40, 7), len(body) - 1]:
+        cut.write_bytes(body[:end])
+        rc = main(["cat", str(cut), "--json"])
+        out = capsys.readouterr().out
+        assert rc == 0, end
+        data = json.loads(out)
+        assert data["complete"] is False and data["kind"] == "session-reference-transcript"
+        assert (data["metadata"] is None) == (end < body.index(b"Message text is stored"))
+
+
 def test_cat_malformed_and_missing(tmp_path):
     bad = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
     bad.write_text("## Referenced session — full projected snapshot\n\nnope\n")

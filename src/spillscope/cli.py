@@ -234,10 +234,12 @@ def _is_transcript(path: str) -> bool:
 def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
     path = args.artifact
     try:
-        transcript = _is_transcript(path)
-        if transcript:
-            return _cat_transcript(args, path, out)
-        return _cat_file(args, path, out)
+        # The same rule as the inspector's kinds: a transcript's name and a start that
+        # does not depart from its title; any other file whose content is a transcript.
+        kind = _artifact_kind(path)
+        if kind == "session-reference-transcript" or _is_transcript(path):
+            return _cat_transcript(args, path, kind, out)
+        return _cat_file(args, path, kind, out)
     except BrokenPipeError:
         raise
     except FileNotFoundError:
@@ -246,14 +248,14 @@ def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"{path}: {exc.strerror or exc}")
 
 
-def _cat_file(args: argparse.Namespace, path: str, out: TextIO) -> int:
+def _cat_file(args: argparse.Namespace, path: str, kind: str, out: TextIO) -> int:
     """A tool output: streamed in chunks, so a huge file is never held whole."""
     if args.message is not None and args.message != 1:
         raise UsageError(f"{path}: no message {args.message}: a tool output is one message")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     with os.fdopen(open_regular(path), "rb") as f:
         if args.json:
-            out.write('{"path": ' + _encode_ascii(path) + ', "kind": ' + _encode_ascii(_artifact_kind(path))
+            out.write('{"path": ' + _encode_ascii(path) + ', "kind": ' + _encode_ascii(kind)
                       + ', "metadata": null, "messages": [{"index": 1, "role": null, "text": "')
             while chunk := f.read(1 << 20):
                 out.write(_encode_ascii(decoder.decode(chunk))[1:-1])
@@ -280,7 +282,7 @@ def _emit_text(args: argparse.Namespace, out: TextIO, text: str) -> None:
         out.write(js_utf8(text).decode("utf-8"))
 
 
-def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
+def _cat_transcript(args: argparse.Namespace, path: str, kind: str, out: TextIO) -> int:
     from .reference.transcript import MessageStart, TranscriptError, iter_transcript
 
     want = args.message
@@ -296,7 +298,7 @@ def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
     incomplete: Incomplete | None = None
     try:
         if args.json:
-            incomplete = _cat_transcript_json(path, counted(), want, out)
+            incomplete = _cat_transcript_json(path, kind, counted(), want, out)
         else:
             incomplete = _cat_transcript_plain(args, counted(), want, out)
     except TranscriptError as exc:
@@ -312,13 +314,21 @@ def _cat_transcript(args: argparse.Namespace, path: str, out: TextIO) -> int:
     return 0
 
 
-def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
+def _cat_transcript_json(path: str, kind: str, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
     from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptMetadata
 
     write = out.write
     incomplete = None
     first = True
     open_message = False
+    headed = False
+
+    def head(metadata: str) -> None:
+        nonlocal headed
+        write('{\n  "path": ' + _encode_ascii(path) + ',\n  "kind": ' + _encode_ascii(kind)
+              + ',\n  "metadata": ' + metadata + ',\n  "messages": [\n')
+        headed = True
+
     for ev in events:
         if isinstance(ev, Fragment):
             if open_message:
@@ -332,14 +342,14 @@ def _cat_transcript_json(path: str, events: Iterable[Any], want: int | None, out
                 write('"}')
                 open_message = False
         elif isinstance(ev, TranscriptMetadata):
-            write('{\n  "path": ' + _encode_ascii(path) + ',\n  "kind": ' + _encode_ascii(_artifact_kind(path))
-                  + ',\n  "metadata": ' + json.dumps(ev.to_json(), ensure_ascii=True)
-                  + ',\n  "messages": [\n')
+            head(json.dumps(ev.to_json(), ensure_ascii=True))
         elif isinstance(ev, Incomplete):
             incomplete = ev
             if open_message:
                 write('"}')
                 open_message = False
+    if not headed:  # cut off before its metadata: still one whole JSON document
+        head("null")
     write('\n  ],\n  "complete": ' + ("false" if incomplete else "true") + "\n}\n")
     return incomplete
 
