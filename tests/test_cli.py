@@ -173,6 +173,21 @@ def test_cat_json_is_one_document_wherever_a_transcript_is_cut(manifest, tmp_pat
         assert (data["metadata"] is None) == (end < body.index(b"Message text is stored"))
 
 
+def test_cat_json_of_a_malformed_transcript_keeps_what_came_before(manifest, tmp_path):
+    art = next(a for a in manifest["artifacts"] if a["path"].endswith("e2b3ab57cf98-session-reference-1.txt"))
+    lines = (UPSTREAM / "spill-root" / art["path"]).read_bytes().split(b"\n")
+    second = lines.index(next(l for l in lines if l.startswith(b"### Message 2")))
+    lines[second + 2] = b"not json"
+    bad = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    bad.write_bytes(b"\n".join(lines))
+    proc = run("cat", str(bad), "--json")
+    assert proc.returncode == 1 and f"{bad}:{second + 3}:".encode() in proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["complete"] is False and data["error"]["line"] == second + 3
+    assert data["messages"][0]["text"] == art["messages"][0]["text"]
+    assert data["messages"][1] == {"index": 2, "role": art["messages"][1]["role"], "text": ""}
+
+
 def test_cat_malformed_and_missing(tmp_path):
     bad = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
     bad.write_text("## Referenced session — full projected snapshot\n\nnope\n")

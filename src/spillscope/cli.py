@@ -315,7 +315,7 @@ def _cat_transcript(args: argparse.Namespace, path: str, kind: str, out: TextIO)
 
 
 def _cat_transcript_json(path: str, kind: str, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
-    from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptMetadata
+    from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
     write = out.write
     incomplete = None
@@ -329,25 +329,35 @@ def _cat_transcript_json(path: str, kind: str, events: Iterable[Any], want: int 
               + ',\n  "metadata": ' + metadata + ',\n  "messages": [\n')
         headed = True
 
-    for ev in events:
-        if isinstance(ev, Fragment):
-            if open_message:
-                write(_encode_ascii("".join(ev.texts))[1:-1])
-        elif isinstance(ev, MessageStart):
-            if want is None or ev.index == want:
-                write(("" if first else ",\n") + f'    {{"index": {ev.index}, "role": {_encode_ascii(ev.role)}, "text": "')
-                first, open_message = False, True
-        elif isinstance(ev, MessageEnd):
-            if open_message:
-                write('"}')
-                open_message = False
-        elif isinstance(ev, TranscriptMetadata):
-            head(json.dumps(ev.to_json(), ensure_ascii=True))
-        elif isinstance(ev, Incomplete):
-            incomplete = ev
-            if open_message:
-                write('"}')
-                open_message = False
+    try:
+        for ev in events:
+            if isinstance(ev, Fragment):
+                if open_message:
+                    write(_encode_ascii("".join(ev.texts))[1:-1])
+            elif isinstance(ev, MessageStart):
+                if want is None or ev.index == want:
+                    write(("" if first else ",\n") + f'    {{"index": {ev.index}, "role": {_encode_ascii(ev.role)}, "text": "')
+                    first, open_message = False, True
+            elif isinstance(ev, MessageEnd):
+                if open_message:
+                    write('"}')
+                    open_message = False
+            elif isinstance(ev, TranscriptMetadata):
+                head(json.dumps(ev.to_json(), ensure_ascii=True))
+            elif isinstance(ev, Incomplete):
+                incomplete = ev
+                if open_message:
+                    write('"}')
+                    open_message = False
+    except TranscriptError as exc:
+        # Still one whole document: what was read before the bad line, and where it is.
+        # (A message cut off by the error carries the text read up to it.)
+        if open_message:
+            write('"}')
+        if not headed:
+            head("null")
+        write('\n  ],\n  "complete": false,\n  "error": ' + ascii_json({"line": exc.line, "reason": exc.reason}) + "\n}\n")
+        raise
     if not headed:  # cut off before its metadata: still one whole JSON document
         head("null")
     write('\n  ],\n  "complete": ' + ("false" if incomplete else "true") + "\n}\n")
