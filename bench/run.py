@@ -59,7 +59,7 @@ def report(name: str, seconds: float, baseline: float, size: int | None = None, 
 
 
 def bench_transcript(tmp: Path, size: int) -> None:
-    from spillscope.cli import _cat_transcript
+    from spillscope.cli import cmd_cat
     from spillscope.reference.transcript import TranscriptIndex, read_transcript
 
     path = tmp / "big-session-reference-1.txt"
@@ -76,8 +76,9 @@ def bench_transcript(tmp: Path, size: int) -> None:
     report("baseline: raw read + orjson.loads per line", base, base, n)
     report("read_transcript (exact texts in memory)", timed(lambda: read_transcript(path)), base, n)
     report("TranscriptIndex.build (lazy index)", timed(lambda: TranscriptIndex.build(path), 2), base, n, "target: any")
-    args = argparse.Namespace(json=True, message=None, raw=False, max_line_bytes=1 << 20)
-    cat = timed(lambda: _cat_transcript(args, str(path), Null()), 2)
+    # What `spillscope cat PATH --json` runs, output thrown away.
+    args = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20)
+    cat = timed(lambda: cmd_cat(args, Null()), 2)
     report("cat --json", cat, base, n, f"target >= 50% of baseline speed: {'PASS' if base / cat >= 0.5 else 'FAIL'}")
     path.unlink()
 

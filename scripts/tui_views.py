@@ -75,6 +75,10 @@ async def reader_search_view(pilot) -> None:
             break
         await pilot.pause(0.02)
     screen = pilot.app.screen
+    for _ in range(200):
+        if not screen.seen_pending:
+            break
+        await pilot.pause(0.02)
     screen.show_message(6)
     await pilot.pause(0.1)
     await pilot.press("slash")

@@ -143,6 +143,8 @@ async def test_reader_jump_search_export(demo, tmp_path):
         # Search: the appendix is shortened in the preview, so hits are seen and omitted.
         reader.query_one("#reader-search", Input).value = "appendix line"
         await wait_for(pilot, lambda: len(reader.hits) == 400)
+        # The seen ranges come from a worker after the reader opened; the hits follow them.
+        await wait_for(pilot, lambda: not reader.seen_pending and any(h.seen for h in reader.hits))
         seen = [h for h in reader.hits if h.seen]
         assert 0 < len(seen) < 400
         assert reader.hits[0].seen and not reader.hits[200].seen and reader.hits[-1].seen  # head, middle, tail
@@ -224,6 +226,37 @@ async def test_rebuild_keeps_the_cursor_on_its_item_at_once(demo):
         tree.populate(app.inspection, text_filter="Research ✨")
         assert tree.cursor_node is not None and tree.cursor_node.data.key == research.data.key
         assert tree.cursor_line < line
+
+
+async def test_reader_opens_before_the_seen_ranges_are_worked_out(demo, monkeypatch):
+    import threading
+
+    import spillscope.tui.app as app_module
+
+    release = threading.Event()
+    real = app_module.digest_transcript
+
+    def slow(*args, **kw):  # stands in for a pass over a transcript of gigabytes
+        release.wait(20)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(app_module, "digest_transcript", slow)
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "resolves"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen))
+        reader = app.screen
+        await wait_for(pilot, lambda: bool(reader.query_one(TextView).lines))
+        pending = " ".join(plain(app, "#reader-status").split())
+        release.set()
+        assert reader.seen_pending and "finding what the model saw…" in pending
+        await wait_for(pilot, lambda: not reader.seen_pending)
+        status = " ".join(plain(app, "#reader-status").split())
+        assert "finding what the model saw" not in status and "not linked to a preview" not in status
+        assert reader.seen[6] and reader.seen[6][0][0] == 0  # the final answer's head was seen
 
 
 def _big_transcript(path: Path, megabytes: int) -> None:

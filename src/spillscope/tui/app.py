@@ -262,23 +262,30 @@ class SpillscopeApp(App[None]):
         except Exception as exc:  # a malformed or vanished artifact shows its error, never crashes
             self.call_from_thread(self.notify, f"cannot open {title}: {exc}", severity="error", timeout=8)
             return
-        seen = self.seen_ranges(path, document)
         forbidden = [p for p in (self.root_path, self.logs_path) if p]
-        self.call_from_thread(self.push_screen, ReaderScreen(document, title, seen, forbidden))
+        link = self.preview_link(path)
+        # The reader opens at once; what the model saw needs a pass over the whole
+        # transcript (seconds for a big one), so it follows from a worker.
+        screen = ReaderScreen(document, title, None if link else {}, forbidden)
+        self.call_from_thread(self.push_screen, screen)
+        if link is not None:
+            seen = self.seen_ranges(path, link)
+            self.call_from_thread(screen.set_seen, seen)
 
-    def seen_ranges(self, path: str, document: Document) -> dict[int, list[tuple[int, int]] | None]:
-        """Per transcript message, the byte ranges the model saw (from the linked preview)."""
+    def preview_link(self, path: str) -> ReferenceLink | None:
         ins = self.inspection
-        links = [l for l in (ins.references if ins else []) if l.artifact is not None and l.artifact.path == path and l.recomputed]
-        if not links:
-            return {m.index: None for m in document.messages}
-        link = links[0]
+        return next((l for l in (ins.references if ins else []) if l.artifact is not None and l.artifact.path == path
+                     and l.recomputed), None)
+
+    def seen_ranges(self, path: str, link: ReferenceLink) -> dict[int, list[tuple[int, int]] | None]:
+        """Per transcript message, the byte ranges the model saw (from the linked preview);
+        a message missing from the result was not linked to a preview."""
         conv = link.entry.preview.get("conversation") or []
         try:
             _, views, _ = digest_transcript(path, keep_bytes_for(conv))
         except Exception:
-            return {m.index: None for m in document.messages}
-        seen: dict[int, list[tuple[int, int]] | None] = {m.index: [] for m in document.messages}
+            return {}
+        seen: dict[int, list[tuple[int, int]] | None] = {i: [] for i in range(1, len(views) + 1)}
         for i, src in enumerate(link.recomputed.sources if link.recomputed else ()):
             if src is not None and src - 1 < len(views) and isinstance(conv[i], dict):
                 ranges = seen_byte_ranges(str(conv[i].get("text", "")), views[src - 1])

@@ -114,13 +114,15 @@ class ReaderScreen(Screen[None]):
         Binding("e", "export", "Export"),
     ]
 
-    def __init__(self, document: Document, title: str, seen: dict[int, list[tuple[int, int]] | None],
+    def __init__(self, document: Document, title: str, seen: dict[int, list[tuple[int, int]] | None] | None,
                  forbidden: list[str]) -> None:
         super().__init__()
         self.document = document
         self.doc_title = title
-        #: message → seen UTF-8 byte ranges (None: message not linked to a preview).
-        self.seen = seen
+        #: message → seen UTF-8 byte ranges (absent or None: not linked to a preview).
+        self.seen: dict[int, list[tuple[int, int]] | None] = seen or {}
+        #: True until :meth:`set_seen` brings the ranges of a linked transcript.
+        self.seen_pending = seen is None
         self.forbidden = forbidden
         self.message = 1
         self.hits: list[Hit] = []
@@ -204,8 +206,9 @@ class ReaderScreen(Screen[None]):
             seen = sum(1 for h in self.hits if h.seen)
             cur = "" if view.current_hit is None else f"{view.current_hit + 1}/"
             parts.append(f"search {cur}{len(self.hits)} hits ({seen} seen, {len(self.hits) - seen} omitted)")
-        ranges = self.seen.get(self.message, None)
-        if ranges is None:
+        if self.seen_pending:
+            parts.append("finding what the model saw…")
+        elif self.seen.get(self.message) is None:
             parts.append("not linked to a preview")
         if not self.document.done:
             parts.append(self.document.note)
@@ -283,6 +286,15 @@ class ReaderScreen(Screen[None]):
         if box.has_focus:
             box.display = False
             self.view.focus()
+
+    def set_seen(self, seen: dict[int, list[tuple[int, int]] | None]) -> None:
+        """The seen ranges, once the app's worker has them: marks and status follow."""
+        self.seen, self.seen_pending = seen, False
+        if not self.is_attached:
+            return
+        if self.query_text:
+            self.run_search(self.query_text)
+        self.update_status()
 
     @work(thread=True, exclusive=True, group="search")
     def run_search(self, query: str) -> None:
