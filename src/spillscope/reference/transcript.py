@@ -40,6 +40,9 @@ ROLES = ("user", "assistant")
 METADATA_KEYS = ("sessionId", "label", "cwd", "capturedThroughSeq", "capturedFormatVersion")
 #: Lines longer than this are refused (a fragment is at most 64 × 6 + 2 bytes).
 CHECKPOINT_EVERY = 128
+#: :meth:`TranscriptIndex.open` indexes a transcript up to this size whole; a bigger one
+#: only as far as its first screen needs (the rest is for a background worker).
+OPEN_WHOLE_BYTES = 4 << 20
 FAST_CHUNK = 1 << 20
 
 _PREAMBLE = [TITLE, "", INTRO, *REFERENCE_WARNING.split("\n"), ""]
@@ -605,7 +608,9 @@ class TranscriptIndex:
         """Index the metadata and the start of message 1 (at least ``first_code_points``)."""
         index = cls(os.fspath(path), max_line_bytes)
         index.ensure(1, first_code_points)
-        index.advance(4)  # a few MiB more: small transcripts are then indexed whole
+        if index.size <= OPEN_WHOLE_BYTES:
+            while not index.advance():  # a small transcript is indexed whole at once
+                pass
         if index.metadata is None and index.done:
             inc = index.incomplete
             raise TranscriptError(index.path, inc.line if inc else 1, inc.reason if inc else "empty file")
