@@ -202,7 +202,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
             if f.locator and f.locator != f.path:
                 out.write(f"        locator: {visible(f.locator)}\n")
-        out.write(("FAIL" if failing else "OK") + f": {len(failing)} finding(s) at or above --fail-on\n")
+        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
     return 1 if failing else 0
 
 
