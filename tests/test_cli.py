@@ -115,6 +115,11 @@ def test_cat_message_plain_with_surrogate_warning(manifest):
     expected = art["messages"][0]["text"].encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
     assert proc.stdout == expected
     assert b"lone surrogate" in proc.stderr
+    # The whole transcript: one warning with the total, however many chunks it took.
+    whole = run("cat", str(UPSTREAM / "spill-root" / art["path"]), check=True)
+    total = sum(sum(0xD800 <= ord(c) <= 0xDFFF for c in m["text"]) for m in art["messages"])
+    assert whole.stderr.decode().splitlines() == [
+        f"spillscope: warning: {total} lone surrogate(s) written as U+FFFD (use --json to keep them)"]
 
 
 def test_cat_message_exact_bytes_and_tool_output(manifest):

@@ -8,32 +8,26 @@ output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on
 from __future__ import annotations
 
 import argparse
-import codecs
 import json
 import os
 import re
-import shutil
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
 from ._format import count, human_age, human_size
-from ._fs import open_regular
-from ._text import js_utf8, loads_exact, lone_surrogate_count, visible
+from ._text import loads_exact, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
-from .inspect.scan import classify_name
 from .inspect.listing import ascii_json, listing, listing_json
+from ._progress import Progress
 from .sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .reference.constants import DEFAULT_MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     from .inspect.verify import Inspection
-    from .reference.transcript import Incomplete
-
-_encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
 class UsageError(Exception):
@@ -70,59 +64,6 @@ def parse_fail_on(text: str) -> set[str]:
         else:
             raise argparse.ArgumentTypeError(f"unknown finding code or severity {part!r}")
     return codes
-
-
-class Progress:
-    """A progress bar on stderr: only on a terminal, only once the work has run for half
-    a second (``SPILLSCOPE_PROGRESS_AFTER`` seconds), redrawn at most ten times a second,
-    cut to the terminal's width, and cleared when done."""
-
-    WIDTH = 24
-    UNITS = {"scan": "session dirs", "logs": "logs"}
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.start = time.monotonic()
-        self.after = float(os.environ.get("SPILLSCOPE_PROGRESS_AFTER", "0.5"))
-        self.enabled = stream.isatty()
-        self.shown = False
-        self.last = 0.0
-        # Block characters only where the stream can encode them.
-        self.fill = "█░" if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
-
-    def callback(self) -> Callable[[str, int, int | None], None] | None:
-        """What to hand the core: nothing at all when no bar will be drawn."""
-        return self if self.enabled else None
-
-    def __call__(self, phase: str, done: int, total: int | None) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        final = total is not None and done >= total
-        if now - self.start < self.after or (now - self.last < 0.1 and not final):
-            return
-        self.last = now
-        columns = shutil.get_terminal_size().columns
-        self.stream.write("\r\x1b[K" + self.render(phase, done, total, now - self.start)[: max(columns - 1, 10)])
-        self.stream.flush()
-        self.shown = True
-
-    def render(self, phase: str, done: int, total: int | None, elapsed: float) -> str:
-        if phase == "verify":
-            amount = human_size(done) + (f" / {human_size(total)}" if total is not None else "")
-        else:
-            amount = f"{done:,}" + (f"/{total:,}" if total is not None else "") + f" {self.UNITS.get(phase, 'items')}"
-        if not total:
-            return f"{phase:<6} {amount}  {elapsed:.1f}s"
-        frac = min(done / total, 1.0)
-        filled = int(frac * self.WIDTH)
-        bar = self.fill[0] * filled + self.fill[1] * (self.WIDTH - filled)
-        return f"{phase:<6} {bar} {frac:4.0%}  {amount}  {elapsed:.1f}s"
-
-    def done(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
@@ -211,186 +152,14 @@ def _write_json(out: TextIO, data: Any) -> None:
     out.write("\n")
 
 
-def _artifact_kind(path: str) -> str:
-    from .reference.transcript import departs_from_title
-
-    kind = classify_name(os.path.basename(path))[1]
-    if kind == "session-reference-transcript" and departs_from_title(path):
-        return "tool-output"  # named like a transcript, but its content is not one
-    return kind
-
-
-def _is_transcript(path: str) -> bool:
-    try:
-        fd = open_regular(path)
-    except OSError:
-        return False
-    try:
-        return os.pread(fd, 64, 0).startswith("## Referenced session".encode())
-    finally:
-        os.close(fd)
-
-
 def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
-    path = args.artifact
-    try:
-        # The same rule as the inspector's kinds: a transcript's name and a start that
-        # does not depart from its title; any other file whose content is a transcript.
-        kind = _artifact_kind(path)
-        if kind == "session-reference-transcript" or _is_transcript(path):
-            return _cat_transcript(args, path, kind, out)
-        return _cat_file(args, path, kind, out)
-    except BrokenPipeError:
-        raise
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such artifact (expired or never written)")
-    except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror or exc}")
-
-
-def _cat_file(args: argparse.Namespace, path: str, kind: str, out: TextIO) -> int:
-    """A tool output: streamed in chunks, so a huge file is never held whole."""
-    if args.message is not None and args.message != 1:
-        raise UsageError(f"{path}: no message {args.message}: a tool output is one message")
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    with os.fdopen(open_regular(path), "rb") as f:
-        if args.json:
-            out.write('{"path": ' + _encode_ascii(path) + ', "kind": ' + _encode_ascii(kind)
-                      + ', "metadata": null, "messages": [{"index": 1, "role": null, "text": "')
-            while chunk := f.read(1 << 20):
-                out.write(_encode_ascii(decoder.decode(chunk))[1:-1])
-            out.write(_encode_ascii(decoder.decode(b"", final=True))[1:-1] + '"}], "complete": true}\n')
-            return 0
-        while chunk := f.read(1 << 20):
-            _emit_text(args, out, decoder.decode(chunk))
-        _emit_text(args, out, decoder.decode(b"", final=True))
-    return 0
-
-
-def _emit_text(args: argparse.Namespace, out: TextIO, text: str) -> None:
-    lone = lone_surrogate_count(text)
-    if lone:
-        sys.stderr.write(f"spillscope: warning: {lone} lone surrogate(s) written as U+FFFD (use --json to keep them)\n")
-    if out.isatty() and not args.raw:
-        text = visible(text)
-    buffer = getattr(out, "buffer", None)
-    if buffer is not None:
-        out.flush()
-        buffer.write(js_utf8(text))
-        buffer.flush()
-    else:
-        out.write(js_utf8(text).decode("utf-8"))
-
-
-def _cat_transcript(args: argparse.Namespace, path: str, kind: str, out: TextIO) -> int:
-    from .reference.transcript import MessageStart, TranscriptError, iter_transcript
-
-    want = args.message
-    last = 0  # messages are numbered 1..n in order (anything else is malformed)
-
-    def counted() -> Iterator[Any]:
-        nonlocal last
-        for ev in iter_transcript(path, max_line_bytes=args.max_line_bytes):
-            if isinstance(ev, MessageStart):
-                last = ev.index
-            yield ev
-
-    incomplete: Incomplete | None = None
-    try:
-        if args.json:
-            incomplete = _cat_transcript_json(path, kind, counted(), want, out)
-        else:
-            incomplete = _cat_transcript_plain(args, counted(), want, out)
-    except TranscriptError as exc:
-        out.flush()
-        sys.stderr.write(f"spillscope: malformed artifact: {exc}\n")
-        return 1
-    if incomplete is not None:
-        sys.stderr.write(f"spillscope: warning: incomplete artifact ({path}:{incomplete.line}: {incomplete.reason})\n")
-    if want is not None and want > last:
-        out.flush()
-        sys.stderr.write(f"spillscope: no message {want}: the transcript has {count(last, 'message')}\n")
-        return 2
-    return 0
-
-
-def _cat_transcript_json(path: str, kind: str, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
-    from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
-
-    write = out.write
-    incomplete = None
-    first = True
-    open_message = False
-    headed = False
-
-    def head(metadata: str) -> None:
-        nonlocal headed
-        write('{\n  "path": ' + _encode_ascii(path) + ',\n  "kind": ' + _encode_ascii(kind)
-              + ',\n  "metadata": ' + metadata + ',\n  "messages": [\n')
-        headed = True
+    from ._cat import CatError, cat  # here: `ls` and `verify` need none of it
 
     try:
-        for ev in events:
-            if isinstance(ev, Fragment):
-                if open_message:
-                    write(_encode_ascii("".join(ev.texts))[1:-1])
-            elif isinstance(ev, MessageStart):
-                if want is None or ev.index == want:
-                    write(("" if first else ",\n") + f'    {{"index": {ev.index}, "role": {_encode_ascii(ev.role)}, "text": "')
-                    first, open_message = False, True
-            elif isinstance(ev, MessageEnd):
-                if open_message:
-                    write('"}')
-                    open_message = False
-            elif isinstance(ev, TranscriptMetadata):
-                head(json.dumps(ev.to_json(), ensure_ascii=True))
-            elif isinstance(ev, Incomplete):
-                incomplete = ev
-                if open_message:
-                    write('"}')
-                    open_message = False
-    except TranscriptError as exc:
-        # Still one whole document: what was read before the bad line, and where it is.
-        # (A message cut off by the error carries the text read up to it.)
-        if open_message:
-            write('"}')
-        if not headed:
-            head("null")
-        write('\n  ],\n  "complete": false,\n  "error": ' + ascii_json({"line": exc.line, "reason": exc.reason}) + "\n}\n")
-        raise
-    if not headed:  # cut off before its metadata: still one whole JSON document
-        head("null")
-    write('\n  ],\n  "complete": ' + ("false" if incomplete else "true") + "\n}\n")
-    return incomplete
-
-
-def _cat_transcript_plain(args: argparse.Namespace, events: Iterable[Any], want: int | None, out: TextIO) -> Incomplete | None:
-    from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart
-
-    incomplete = None
-    emitting = False
-    parts: list[str] = []
-    for ev in events:
-        if isinstance(ev, Fragment):
-            if emitting:
-                parts.append("".join(ev.texts))
-                if len(parts) >= 64:
-                    _emit_text(args, out, "".join(parts))
-                    parts.clear()
-        elif isinstance(ev, MessageStart):
-            emitting = want is None or ev.index == want
-            if emitting and want is None:
-                _emit_text(args, out, f"{'' if ev.index == 1 else chr(10)}### Message {ev.index}: {ev.role}\n\n")
-        elif isinstance(ev, (MessageEnd, Incomplete)):
-            if isinstance(ev, Incomplete):
-                incomplete = ev
-            if emitting and parts:
-                _emit_text(args, out, "".join(parts))
-                parts.clear()
-            if want is None and emitting:
-                _emit_text(args, out, "\n")
-            emitting = False
-    return incomplete
+        return cat(args.artifact, out, message=args.message, as_json=args.json, raw=args.raw,
+                   max_line_bytes=args.max_line_bytes)
+    except CatError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:

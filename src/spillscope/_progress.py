@@ -1,0 +1,64 @@
+"""A progress bar on stderr for the command line: scans, log reads and verifications."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from typing import Callable, TextIO
+
+from ._format import human_size
+
+
+class Progress:
+    """A progress bar on stderr: only on a terminal, only once the work has run for half
+    a second (``SPILLSCOPE_PROGRESS_AFTER`` seconds), redrawn at most ten times a second,
+    cut to the terminal's width, and cleared when done."""
+
+    WIDTH = 24
+    UNITS = {"scan": "session dirs", "logs": "logs"}
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.after = float(os.environ.get("SPILLSCOPE_PROGRESS_AFTER", "0.5"))
+        self.enabled = stream.isatty()
+        self.shown = False
+        self.last = 0.0
+        # Block characters only where the stream can encode them.
+        self.fill = "█░" if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
+
+    def callback(self) -> Callable[[str, int, int | None], None] | None:
+        """What to hand the core: nothing at all when no bar will be drawn."""
+        return self if self.enabled else None
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if now - self.start < self.after or (now - self.last < 0.1 and not final):
+            return
+        self.last = now
+        columns = shutil.get_terminal_size().columns
+        self.stream.write("\r\x1b[K" + self.render(phase, done, total, now - self.start)[: max(columns - 1, 10)])
+        self.stream.flush()
+        self.shown = True
+
+    def render(self, phase: str, done: int, total: int | None, elapsed: float) -> str:
+        if phase == "verify":
+            amount = human_size(done) + (f" / {human_size(total)}" if total is not None else "")
+        else:
+            amount = f"{done:,}" + (f"/{total:,}" if total is not None else "") + f" {self.UNITS.get(phase, 'items')}"
+        if not total:
+            return f"{phase:<6} {amount}  {elapsed:.1f}s"
+        frac = min(done / total, 1.0)
+        filled = int(frac * self.WIDTH)
+        bar = self.fill[0] * filled + self.fill[1] * (self.WIDTH - filled)
+        return f"{phase:<6} {bar} {frac:4.0%}  {amount}  {elapsed:.1f}s"
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
