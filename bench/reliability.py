@@ -327,8 +327,6 @@ def churn_section(tmp: Path, quick: bool) -> Section:
 
     def watcher() -> None:
         nonlocal events
-        from spillscope.inspect.watch import RootState  # noqa: F401
-
         for batch in watch_root(root, stop=stop, tick_ms=50):
             for ev in batch:
                 events += 1

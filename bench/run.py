@@ -11,9 +11,7 @@ in docs/benchmarks.md together with this command.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
-import json
 import os
 import shutil
 import statistics

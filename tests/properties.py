@@ -7,7 +7,6 @@ without a location, a line number outside the input) is an AssertionError."""
 
 from __future__ import annotations
 
-import io
 import os
 import tempfile
 from typing import Any

@@ -258,8 +258,6 @@ def test_corrupt_zstd_log_is_a_located_finding(tmp_path):
 def test_parallel_listing_equals_the_full_listing(tmp_path, monkeypatch):
     """`ls --json` without logs runs in worker processes; it must say exactly what the
     in-process inspection says, findings and their order included."""
-    import time as _time
-
     from spillscope.inspect.listing import PARALLEL_MIN_DIRS, listing, listing_json
 
     root = tmp_path / "root"
@@ -384,3 +382,32 @@ def test_an_unnamed_transcript_cut_inside_its_title_stays_a_transcript(tmp_path)
     assert {(Path(f.path).name, f.code) for f in ins.findings} == {
         ("aaaaaaaaaaaa-session-reference-1.txt", "incomplete-artifact"),
         ("bbbbbbbbbbbb-session-reference-2.txt", "incomplete-artifact")}
+
+
+@pytest.mark.parametrize("tamper, finding_detail", [(None, None), ("head", "preview head"), ("tail", "preview tail")])
+def test_fork_variant_notice_is_checked_on_both_sides_of_its_gap(tmp_path, tamper, finding_detail):
+    from spillscope.spill import RETRIEVAL_HINT
+
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    sdir = root / session_dir_name("s1")
+    sdir.mkdir(parents=True, mode=0o700)
+    root.chmod(0o700)
+    content = "".join(f"line {i:04d} 界😀\n" for i in range(500))
+    art = sdir / "aaaaaaaaaaaa-bash.txt"
+    art.write_text(content, "utf-8")
+    art.chmod(0o600)
+    head, tail = content[:300], content[-200:]
+    if tamper == "head":
+        head = "X" + head[1:]
+    elif tamper == "tail":
+        tail = tail[:-2] + "Y\n"
+    text = (head + "\n\n[...]\n\n" + tail + f"\n\n(Omitted 1234 bytes. Omitted 2 images. Full formatted result stored at: "
+            f"{art}. {RETRIEVAL_HINT})")
+    _tool_log(logs, "s1", "c1", [{"type": "text", "text": text}])
+    ins = inspect_root(root, logs)
+    assert ins.tool_spills[0].entry.notice.fork_gap
+    found = [f for f in ins.findings if f.code == "omission-mismatch"]
+    if tamper is None:
+        assert codes(ins) == set()
+    else:
+        assert len(found) == 1 and finding_detail in found[0].detail and found[0].line == 2

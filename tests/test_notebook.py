@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 import spillscope

@@ -43,7 +43,6 @@ class FixedStore(SpillStore):
 
 
 async def test_upstream_tool_cases(manifest, same_length_root):
-    original_root = manifest["spillRoot"]["originalRoot"]
     by_locator = {a["originalLocator"]: a for a in manifest["artifacts"]}
     for case in manifest["toolCases"]:
         store = {"local": LocalSpillStore(same_length_root), "failing": FailingStore(), "none": None}[case["spillStore"]]

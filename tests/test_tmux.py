@@ -3,7 +3,6 @@ screen is read back with capture-pane, and `q` quits cleanly."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

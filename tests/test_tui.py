@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import time
 from pathlib import Path
 
 import pytest
-from rich.text import Text
 from textual.widgets import Input, Static
 
 from spillscope._text import js_utf8

@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal
 
 from .._fs import open_regular
 from .._text import js_utf8
@@ -385,15 +385,22 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
     try:
         fd = open_regular(art.path)
         try:
-            n = len(head_b)
-            first = os.pread(fd, n, 0)
-            last = os.pread(fd, n, max(0, art.size - n)) if n else b""
+            # Without a gap the split between head and tail is unknown: read as much of
+            # each end as the whole preview; with the fork's gap, each part's own length.
+            n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b), len(head_b))
+            first = os.pread(fd, n_head, 0)
+            last = os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b""
         finally:
             os.close(fd)
     except OSError as exc:
         link.findings.append(finding("unreadable", path=art.path, session=entry.target_session, detail=exc.strerror or str(exc)))
         return link
-    if not notice.fork_gap and not _is_head_tail(head_b, first, last):
+    if notice.fork_gap:
+        if first != head_b or last != tail_b:
+            part = "head" if first != head_b else "tail"
+            link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
+                                         detail=f"preview {part} (before/after the [...] gap) is not the artifact's {part}"))
+    elif not _is_head_tail(head_b, first, last):
         link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
                                      detail="preview is not a head+tail of the artifact"))
     return link

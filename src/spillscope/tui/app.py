@@ -22,8 +22,8 @@ from .._format import count
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
-from ..reference.check import MessageView, digest_transcript, keep_bytes_for, seen_byte_ranges
-from .document import Document, open_document
+from ..reference.check import digest_transcript, keep_bytes_for, seen_byte_ranges
+from .document import open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
 
