@@ -70,13 +70,17 @@ def bench_transcript(tmp: Path, size: int) -> None:
                 if line[:1] == b'"':
                     orjson.loads(line)
 
-    base = timed(baseline, 2)
+    # What `spillscope cat PATH --json` runs, output thrown away.
+    args = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20)
+    # The target's two sides alternate (best of 3 each), so a slow spell of the machine
+    # lands on both rather than on one.
+    base = cat = float("inf")
+    for _ in range(3):
+        base = min(base, timed(baseline))
+        cat = min(cat, timed(lambda: cmd_cat(args, Null())))
     report("baseline: raw read + orjson.loads per line", base, base, n)
     report("read_transcript (exact texts in memory)", timed(lambda: read_transcript(path)), base, n)
     report("TranscriptIndex.build (lazy index)", timed(lambda: TranscriptIndex.build(path), 2), base, n, "target: any")
-    # What `spillscope cat PATH --json` runs, output thrown away.
-    args = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20)
-    cat = timed(lambda: cmd_cat(args, Null()), 2)
     report("cat --json", cat, base, n, f"target >= 50% of baseline speed: {'PASS' if base / cat >= 0.5 else 'FAIL'}")
     path.unlink()
 
