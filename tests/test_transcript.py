@@ -242,3 +242,35 @@ def test_index_positions_lines_and_bytes(tmp_path):
     for byte in (0, 5, 9, 10, 11, 12, 13, 1000, 77777):
         cp = idx.offset_of_byte(2, byte)
         assert len(text[:cp].encode()) <= byte < len(text[: cp + 1].encode())
+
+
+def _malformed_transcript(path, megabytes: int) -> int:
+    """Three messages; a bad fragment line near the end of message 2. Returns its line."""
+    text = render_transcript({"sessionId": "s", "label": "L", "cwd": None, "capturedThroughSeq": 1, "conversation": [
+        {"role": "user", "text": "first " * 10}, {"role": "assistant", "text": "x" * (megabytes << 20)},
+        {"role": "user", "text": "third"}]}, 3)
+    lines = text.split("\n")
+    bad = max(j for j, line in enumerate(lines) if line.startswith('"x')) - 5
+    lines[bad] = "not json"
+    path.write_bytes(js_utf8("\n".join(lines)))
+    return bad + 1
+
+
+@pytest.mark.parametrize("megabytes", [1, 6])  # indexed whole on open / only its first screen
+def test_index_of_a_malformed_transcript_keeps_what_came_before(tmp_path, megabytes):
+    path = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    line = _malformed_transcript(path, megabytes)
+    index = TranscriptIndex.open(path)  # message 1 is readable: no error here
+    assert index.read(1) == "first " * 10
+    # Reading ahead never raises: indexing stops at the bad line and says so.
+    index.ensure(3)
+    assert index.done and index.error is not None and index.error.line == line
+    assert len(index.messages) == 2 and index.read(2, 0, 5) == "xxxxx"
+    assert index.advance() is True  # nothing more to index, nothing raised twice
+    with pytest.raises(TranscriptError) as err:
+        TranscriptIndex.build(path)
+    assert err.value.line == line
+    # With nothing readable before the error, opening fails.
+    path.write_bytes(b"## Referenced session \xe2\x80\x94 full projected snapshot\n\nnot the intro\n")
+    with pytest.raises(TranscriptError):
+        TranscriptIndex.open(path)

@@ -257,6 +257,33 @@ async def test_reader_opens_before_the_seen_ranges_are_worked_out(demo, monkeypa
         assert reader.seen[6] and reader.seen[6][0][0] == 0  # the final answer's head was seen
 
 
+@pytest.mark.parametrize("megabytes", [1, 6])
+async def test_reader_of_a_malformed_transcript_shows_what_came_before(tmp_path, megabytes):
+    """Jumping ahead into a transcript whose tail is malformed never takes the app down."""
+    from test_transcript import _malformed_transcript
+
+    sdir = tmp_path / "root" / "session-000000000000"
+    sdir.mkdir(parents=True, mode=0o700)
+    path = sdir / "000000000001-session-reference-1.txt"
+    line = _malformed_transcript(path, megabytes)
+    path.chmod(0o600)
+    app = SpillscopeApp(str(tmp_path / "root"), None, watch=False)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        app.open_reader(find(tree, "artifact").data)
+        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen))
+        reader = app.screen
+        reader.goto(Goto("message", 3))  # past the bad line: it stops at message 2
+        await pilot.press("end", "n", "n")
+        await wait_for(pilot, lambda: reader.document.done, timeout=20)
+        await pilot.pause(0.3)
+        title = " ".join(plain(app, "#reader-title").split())
+        assert reader.message == 2 and f"malformed at line {line}" in title
+        assert app._exception is None
+        assert any(f"{line}:" in n.message for n in app._notifications)
+
+
 def _big_transcript(path: Path, megabytes: int) -> None:
     head = render_transcript({"sessionId": "big", "label": "Big", "cwd": None, "capturedThroughSeq": 1,
                               "conversation": [{"role": "user", "text": "x"}]}, 3)

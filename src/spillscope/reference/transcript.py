@@ -601,16 +601,22 @@ class TranscriptIndex:
         self._events = iter_transcript(path, max_line_bytes=max_line_bytes)
         self._current: MessageIndex | None = None
         self._lock = threading.RLock()
+        #: Why indexing stopped before the end of the file, if it did.
+        self.error: TranscriptError | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, first_code_points: int = 1 << 17,
              max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
-        """Index the metadata and the start of message 1 (at least ``first_code_points``)."""
+        """Index the metadata and the start of message 1 (at least ``first_code_points``).
+
+        Raises :class:`TranscriptError` only when nothing is readable; a later error is
+        kept in :attr:`error` (and raised by the :meth:`advance` that meets it)."""
         index = cls(os.fspath(path), max_line_bytes)
         index.ensure(1, first_code_points)
         if index.size <= OPEN_WHOLE_BYTES:
-            while not index.advance():  # a small transcript is indexed whole at once
-                pass
+            index.ensure(None)  # a small transcript: indexed whole at once
+        if index.error is not None and not index.messages:
+            raise index.error  # nothing before the error to show
         if index.metadata is None and index.done:
             inc = index.incomplete
             raise TranscriptError(index.path, inc.line if inc else 1, inc.reason if inc else "empty file")
@@ -621,6 +627,8 @@ class TranscriptIndex:
         index = cls.open(path, first_code_points=0, max_line_bytes=max_line_bytes)
         while not index.advance():
             pass
+        if index.error is not None:  # met while opening
+            raise index.error
         return index
 
     def advance(self, steps: int = 16) -> bool:
@@ -635,18 +643,28 @@ class TranscriptIndex:
                     self.done = True
                     self.indexed_bytes = self.size
                     return True
+                except TranscriptError as exc:
+                    # Indexing stops here for good; what came before stays readable.
+                    self.error, self.done = exc, True
+                    raise
                 self._apply(ev)
             return self.done
 
-    def ensure(self, k: int, code_points: int | None = None) -> None:
-        """Index until message ``k`` has ``code_points`` indexed (None: all of it), or the end."""
+    def ensure(self, k: int | None, code_points: int | None = None) -> None:
+        """Index until message ``k`` has ``code_points`` indexed (None: all of it), or the
+        end (``k`` None: to the end). Never raises a :class:`TranscriptError`: indexing
+        stops there, :attr:`error` says why, and what came before stays readable — a
+        reader jumping ahead must not fail where the background indexing reports."""
         with self._lock:
             while not self.done:
-                if len(self.messages) >= k:
+                if k is not None and len(self.messages) >= k:
                     msg = self.messages[k - 1]
                     if msg is not self._current or (code_points is not None and msg.code_points >= code_points):
                         return
-                self.advance(1)
+                try:
+                    self.advance(1)
+                except TranscriptError:
+                    return
 
     def _apply(self, ev: Event) -> None:
         cur = self._current

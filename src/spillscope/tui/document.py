@@ -33,6 +33,8 @@ class Document(Protocol):
     def note(self) -> str: ...
     @property
     def done(self) -> bool: ...
+    @property
+    def error(self) -> str | None: ...
 
     def advance(self) -> bool: ...
 
@@ -61,12 +63,19 @@ class TranscriptDocument:
     def note(self) -> str:
         if not self.index.done:
             return f"indexing {self.index.progress:.0%}"
+        if self.index.error is not None:
+            return f"malformed at line {self.index.error.line}: {self.index.error.reason} (read up to there)"
         inc = self.index.incomplete
         return "" if inc is None else f"incomplete: {inc.reason}"
 
     @property
     def done(self) -> bool:
         return self.index.done
+
+    @property
+    def error(self) -> str | None:
+        """Where and why the transcript stops being readable, if it does."""
+        return None if self.index.error is None else str(self.index.error)
 
     def advance(self) -> bool:
         return self.index.advance(1)
@@ -99,6 +108,7 @@ class PlainDocument:
         self.text = js_normalize(data.decode("utf-8", "replace"))
         self.messages = [DocMessage(1, "tool output", len(self.text), len(data), self.text.count("\n") + 1)]
         self.done = True
+        self.error: str | None = None
 
     def advance(self) -> bool:
         return True

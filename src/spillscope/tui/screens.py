@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
 from .._text import js_utf8, lone_surrogate_count
+from ..reference.transcript import TranscriptError
 from .document import Document
 from .textview import TextView
 
@@ -141,6 +142,8 @@ class ReaderScreen(Screen[None]):
         if not self.document.done:
             # Only after the first screen is drawn: indexing competes for the GIL.
             self.call_after_refresh(self.index_in_background)
+        elif self.document.error is not None:
+            self.notify(self.document.error, severity="error", timeout=10)
 
     @work(thread=True, exclusive=True, group="index")
     def index_in_background(self) -> None:
@@ -153,8 +156,13 @@ class ReaderScreen(Screen[None]):
                 if time.monotonic() - last > 0.25:
                     last = time.monotonic()
                     self.app.call_from_thread(self.update_status)
-        except Exception as exc:  # a malformed tail: show it where the user is looking
+        except TranscriptError:
+            pass  # a malformed tail: the document keeps it, reported just below
+        except Exception as exc:  # vanished or unreadable mid-way
             self.app.call_from_thread(self.notify, f"{exc}", severity="error", timeout=10)
+        if self.document.error is not None and not worker.is_cancelled:
+            # Show it where the user is looking; the title keeps saying it.
+            self.app.call_from_thread(self.notify, self.document.error, severity="error", timeout=10)
         if not worker.is_cancelled:
             self.app.call_from_thread(self.update_status)
 
