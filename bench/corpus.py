@@ -134,6 +134,17 @@ def _mutations(body: bytes) -> dict[str, bytes]:
     }
 
 
+def _big_with_bad_tail() -> bytes:
+    """6 MiB of message 2, one bad fragment line near its end: bigger than what the
+    reader indexes on open, so the error is met while reading ahead."""
+    text = render_transcript({"sessionId": "src", "label": "Source", "cwd": "/w", "capturedThroughSeq": 9,
+                              "conversation": [{"role": "user", "text": "question"},
+                                               {"role": "assistant", "text": "answer " * (6 << 17)}]}, 3)
+    lines = text.split("\n")
+    lines[len(lines) - 6] = "not json"
+    return js_utf8("\n".join(lines))
+
+
 def build(base: Path, *, huge_line_bytes: int = 2 << 30) -> tuple[Path, Path, list[Item]]:
     root, logs = base / "root", base / "logs"
     sdir = root / session_dir_name(TARGET)
@@ -167,6 +178,7 @@ def build(base: Path, *, huge_line_bytes: int = 2 << 30) -> tuple[Path, Path, li
     for name, data in _mutations(body).items():
         plant(name, data)
     plant("empty-file", b"")
+    plant("malformed-tail-of-a-big-message", _big_with_bad_tail())
     # A huge single line (sparse: it costs no disk): the title, then one endless line.
     huge = plant("huge-single-line", b"## Referenced session \xe2\x80\x94 full projected snapshot\n\n")
     with open(huge, "r+b") as f:
