@@ -387,12 +387,11 @@ async def _tui_churn(root: str, total: int) -> None:
         tree = app.query_one("#tree")
 
         def shown() -> set[str]:
-            out, stack = set(), [tree.root]
-            while stack:
-                n = stack.pop()
-                stack.extend(n.children)
-                if n.data is not None and n.data.kind == "artifact":
-                    out.add(n.data.key)
+            # A big root opens with its sessions collapsed and builds their leaves on
+            # expand; each session node holds the leaves it would show, built or not.
+            out = set()
+            for session in tree.root.children:
+                out.update(d.key for d in session.data.obj["children"] if d.kind == "artifact")
             return out
 
         disk = {str(p) for d in dirs for p in d.iterdir()}
