@@ -14,7 +14,10 @@ from ._format import human_size
 class Progress:
     """A progress bar on stderr: only on a terminal, only once the work has run for half
     a second (``SPILLSCOPE_PROGRESS_AFTER`` seconds), redrawn at most ten times a second,
-    cut to the terminal's width, and cleared when done."""
+    cut to the terminal's width, and cleared when done.
+
+    ``with Progress() as progress:`` gives what to hand the core — the bar, or ``None``
+    when no bar will be drawn — and clears the bar on the way out."""
 
     WIDTH = 24
     UNITS = {"scan": "session dirs", "logs": "logs"}
@@ -29,13 +32,15 @@ class Progress:
         # Block characters only where the stream can encode them.
         self.fill = "█░" if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
 
-    def callback(self) -> Callable[[str, int, int | None], None] | None:
-        """What to hand the core: nothing at all when no bar will be drawn."""
+    def __enter__(self) -> Callable[[str, int, int | None], None] | None:
         return self if self.enabled else None
 
+    def __exit__(self, *exc: object) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
     def __call__(self, phase: str, done: int, total: int | None) -> None:
-        if not self.enabled:
-            return
         now = time.monotonic()
         final = total is not None and done >= total
         if now - self.start < self.after or (now - self.last < 0.1 and not final):
@@ -57,8 +62,3 @@ class Progress:
         filled = int(frac * self.WIDTH)
         bar = self.fill[0] * filled + self.fill[1] * (self.WIDTH - filled)
         return f"{phase:<6} {bar} {frac:4.0%}  {amount}  {elapsed:.1f}s"
-
-    def done(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()

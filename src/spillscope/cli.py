@@ -74,13 +74,10 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
         raise UsageError(f"{args.logs}: not a directory")
     from .inspect.verify import inspect_root
 
-    progress = Progress()
-    try:
+    with Progress() as progress:
         return inspect_root(root, args.logs, retention_seconds=getattr(args, "retention", None),
-                            rebase=args.rebase, check_content=check_content, progress=progress.callback(),
+                            rebase=args.rebase, check_content=check_content, progress=progress,
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
-    finally:
-        progress.done()
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
@@ -89,11 +86,8 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         if not Path(args.root).is_dir():
             raise UsageError(f"{args.root}: not a directory")
-        progress = Progress()
-        try:
-            text = listing_json(args.root, now, progress=progress.callback())
-        finally:
-            progress.done()
+        with Progress() as progress:
+            text = listing_json(args.root, now, progress=progress)
         if args.json:
             out.write(text)
             out.write("\n")
