@@ -68,6 +68,21 @@ def status_text(app) -> str:
     return plain(app, "#status")
 
 
+def flat(app, widget_id: str) -> str:
+    """A Static's text with the line wrapping undone (words joined by single spaces)."""
+    return " ".join(plain(app, widget_id).split())
+
+
+async def open_resolving_reference(app, pilot) -> ReaderScreen:
+    """Once the demo is verified, open the reader on the reference whose artifact resolves."""
+    await wait_for(pilot, lambda: app.verified)
+    tree = app.query_one(BrowseTree)
+    await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "resolves"))
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen))
+    return app.screen
+
+
 async def test_browse_shows_sessions_badges_and_counts(demo):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -126,12 +141,7 @@ async def test_filters_by_text_and_finding_code(demo):
 async def test_reader_jump_search_export(demo, tmp_path):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.verified)
-        tree = app.query_one(BrowseTree)
-        await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "resolves"))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen))
-        reader = app.screen
+        reader = await open_resolving_reference(app, pilot)
         assert reader.message == 1
         await pilot.press("n", "n", "n", "n", "n")
         assert reader.message == 6  # the final answer with its 400-line appendix
@@ -241,18 +251,13 @@ async def test_reader_opens_before_the_seen_ranges_are_worked_out(demo, monkeypa
     monkeypatch.setattr(app_module, "digest_transcript", slow)
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.verified)
-        tree = app.query_one(BrowseTree)
-        await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "resolves"))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen))
-        reader = app.screen
+        reader = await open_resolving_reference(app, pilot)
         await wait_for(pilot, lambda: bool(reader.query_one(TextView).lines))
-        pending = " ".join(plain(app, "#reader-status").split())
+        pending = flat(app, "#reader-status")
         release.set()
         assert reader.seen_pending and "finding what the model saw…" in pending
         await wait_for(pilot, lambda: not reader.seen_pending)
-        status = " ".join(plain(app, "#reader-status").split())
+        status = flat(app, "#reader-status")
         assert "finding what the model saw" not in status and "not linked to a preview" not in status
         assert reader.seen[6] and reader.seen[6][0][0] == 0  # the final answer's head was seen
 
@@ -278,7 +283,7 @@ async def test_reader_of_a_malformed_transcript_shows_what_came_before(tmp_path,
         await pilot.press("end", "n", "n")
         await wait_for(pilot, lambda: reader.document.done, timeout=20)
         await pilot.pause(0.3)
-        title = " ".join(plain(app, "#reader-title").split())
+        title = flat(app, "#reader-title")
         assert reader.message == 2 and f"malformed at line {line}" in title
         assert app._exception is None
         assert any(f"{line}:" in n.message for n in app._notifications)
