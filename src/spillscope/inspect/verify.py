@@ -165,14 +165,20 @@ def inspect_root(
         # A tool named `session-reference-1` spills to a transcript's file name: the name
         # alone cannot tell them apart. A tool-spill notice naming the file, or (for a file
         # no notice names) a first line that is not the transcript title, makes it tool output.
+        # The first line is only looked at when the check already failed on it.
         spilled = {t.artifact.path for t in tool_links if t.artifact is not None}
         relabel: set[str] = set()
         for art in by_path.values():
             if art.kind == "session-reference-transcript" and art.is_regular and art.path not in checks:
-                if art.path in spilled or (art.path not in named and _first_line_is_not_title(art.path)):
+                if art.path in spilled:
                     relabel.add(art.path)
                     continue
-                checks[art.path] = _check_transcript(art, session_ids.get(art.session_dir), max_line_bytes, meter)
+                check = _check_transcript(art, session_ids.get(art.session_dir), max_line_bytes, meter)
+                if (art.path not in named and any(f.code == "malformed-artifact" and f.line == 1 for f in check.findings)
+                        and _first_line_is_not_title(art.path)):
+                    relabel.add(art.path)
+                    continue
+                checks[art.path] = check
         if meter is not None:
             meter.finish()
         if relabel:
