@@ -47,10 +47,11 @@ def rebase_locator(locator: str, old_root: str, new_root: str) -> str | None:
     if is_windows_path(old_root):
         if not is_windows_path(locator):
             return None
-        old, parts = windows_parts(old_root), windows_parts(locator)
-        if len(parts) < len(old) or [p.casefold() for p in parts[: len(old)]] != [p.casefold() for p in old]:
+        old_parts, parts = windows_parts(old_root), windows_parts(locator)
+        n = len(old_parts)
+        if len(parts) < n or [p.casefold() for p in parts[:n]] != [p.casefold() for p in old_parts]:
             return None
-        rest = parts[len(old) :]
+        rest = parts[n:]
         if any(p in (".", "..") or ":" in p for p in rest):
             return None
         return "/".join([new_root.rstrip("/")] + rest) if rest else new_root
