@@ -45,7 +45,7 @@ def cap_case(r):
     if c < 0.65: return {"cap": f"{r.randint(0, 1500)}.0", "pyfloat": True}
     if c < 0.72: return {"cap": f"{r.randint(0, 1500)}.5", "pyfloat": True}
     if c < 0.78: return {"cap": str(-r.randint(1, 10))}
-    if c < 0.82: return {"cap": str(2**53 + r.choice([0, 1, 2, 1000]))}
+    if c < 0.82: return {"cap": str(r.choice([2**53, 2**53 + 1, 2**53 + 1000, 10**400, -(10**400)]))}
     if c < 0.86: return {"cap": r.choice(["NaN", "Infinity", "-Infinity", "1e300", "-0"]), "pyfloat": True}
     if c < 0.90: return {"capRaw": r.choice([True, False, "400", [], {}])}
     return {}  # absent: the policy is off

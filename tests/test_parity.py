@@ -258,10 +258,11 @@ def test_budget_is_a_positive_safe_javascript_integer(budget, ok):
         assert err.value.code == "SESSION_REFERENCE_INVALID_CONFIG"
 
 
-@pytest.mark.parametrize("max_refs, ok", [(1, True), (3, True), (3.0, True), (4, False), (0, False), (1.5, False)])
+@pytest.mark.parametrize("max_refs, ok", [(1, True), (3, True), (3.0, True), (None, True), (4, False), (0, False),
+                                          (1.5, False), (2**53, False)])
 def test_max_references_is_checked_like_the_reference(max_refs, ok):
     if ok:
-        assert validate_config(100, max_refs) == (100, int(max_refs))
+        assert validate_config(100, max_refs) == (100, 3 if max_refs is None else int(max_refs))
     else:
         with pytest.raises(SessionReferenceError, match="maxReferences"):
             validate_config(100, max_refs)
@@ -269,6 +270,7 @@ def test_max_references_is_checked_like_the_reference(max_refs, ok):
 
 @pytest.mark.parametrize("cap, ok", [(0, True), (400, True), (400.0, True), (2**60, True), (1e300, True), (-0.0, True),
                                      (400.5, False), (-1, False), (math.nan, False), (math.inf, False), (True, False),
+                                     (10**400, False),
                                      ("400", False)])
 def test_max_inline_bytes_is_a_non_negative_javascript_integer(cap, ok):
     if ok:
@@ -359,3 +361,15 @@ def test_verify_accepts_what_the_reference_writes_with_boms_at_the_cuts(tmp_path
     forged = log.read_text("utf-8").replace(f"(Omitted {first.omitted_bytes} bytes.", f"(Omitted {first.omitted_bytes + 1} bytes.", 1)
     log.write_text(forged, "utf-8")
     assert "omission-mismatch" in {f.code for f in inspect_root(root, logs).findings}
+
+
+def test_an_all_bom_preview_is_no_preview_and_the_replacement_is_the_notice_alone():
+    from spillscope.spill.policy import replacement_text
+
+    text = "\ufeff" + "x" * 500 + "\ufeff"
+    kept = retain_head_tail(text, 3, 3)
+    assert (kept.text, kept.omitted_bytes) == ("", 500)  # both BOMs counted as kept
+    ref = SpillRef(Locator("/r/f"), 506, RETRIEVAL_HINT)
+    reserve = len(js_utf8(f"(Omitted 506 bytes. Full formatted result stored at: /r/f. {RETRIEVAL_HINT})")) + 2
+    out = replacement_text(text, 506, ref, reserve + 6)
+    assert out == f"(Omitted 500 bytes. Full formatted result stored at: /r/f. {RETRIEVAL_HINT})"

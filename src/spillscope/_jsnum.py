@@ -23,6 +23,10 @@ def js_is_integer(value: Any) -> bool:
         return False
     if isinstance(value, float):
         return math.isfinite(value) and value.is_integer()
+    try:
+        float(value)  # an int past the double range is Infinity in JavaScript
+    except OverflowError:
+        return False
     return True
 
 

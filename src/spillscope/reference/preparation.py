@@ -125,11 +125,15 @@ def normalize_references(
 _NULL = object()
 
 
-def validate_config(max_reference_bytes: int | float | None, max_references: int | float = MAX_REFERENCES) -> tuple[int, int]:
+def validate_config(
+    max_reference_bytes: int | float | None, max_references: int | float | None = MAX_REFERENCES
+) -> tuple[int, int]:
     """The reference resolver's constructor checks: each budget a positive *safe* integer
     (JavaScript numbers, so 200.0 is fine and 2**53 is not), at most 3 references.
     ``max_reference_bytes=None`` is the reference's "absent" (the 64 KiB floor without a
     model). Returns (max_reference_bytes, max_references) as ints."""
+    if max_references is None:  # absent: the default, as ``?? MAX_REFERENCES`` upstream
+        max_references = MAX_REFERENCES
     for name, value in (("maxReferences", max_references), ("maxReferenceBytes", max_reference_bytes)):
         if value is not None and (not js_is_safe_integer(value) or value <= 0):
             raise SessionReferenceError(
@@ -193,7 +197,7 @@ async def prepare(
     source: SessionSource,
     max_reference_bytes: int | float | None,
     store: SpillStore | None = None,
-    max_references: int | float = MAX_REFERENCES,
+    max_references: int | float | None = MAX_REFERENCES,
 ) -> ReferenceMessage | None:
     """The durable reference message for ``references``, or ``None`` when there are none.
 
