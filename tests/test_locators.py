@@ -257,3 +257,16 @@ def test_match_normalized_narrows_by_owner_then_size(tmp_path):
     assert match_normalized("x.txt", "b", arts)[0] is None
     assert match_normalized("y.txt", "b", arts) == (None, "no artifact named *-y.txt in this root: counts and preview not checked")
     assert normalized_name("{{spillLocator:x.txt}}") == "x.txt" and normalized_name("{{spillLocator:a/b}}") is None
+
+
+def test_a_windows_root_with_dots_spaces_parens_and_unicode_is_extracted_exactly(tmp_path):
+    odd = "C:\\Users\\J. Doe (admin)\\AppData\\Local\\Temp\\報告 ~x. y\\dsh-spill-AbC123"
+    root, logs, log = write_foreign_logs(tmp_path, odd)
+    ins = inspect_root(root, logs, rebase=odd)
+    assert {f.code for f in ins.findings} == set(), [f.detail for f in ins.findings]
+    (tool,), (ref,) = ins.tool_spills, ins.references
+    # The locator is cut by the exact ". <hint>)" suffix, never at the first ". ".
+    assert tool.entry.notice.hint_known and tool.entry.locator.startswith(odd + "\\session-")
+    assert ref.entry.locator.startswith(odd + "\\session-")
+    without = inspect_root(root, logs)
+    assert all(f"--rebase '{odd}'" in f.detail for f in without.findings if f.code == "outside-root")
