@@ -407,7 +407,10 @@ def test_fork_variant_notice_is_checked_on_both_sides_of_its_gap(tmp_path, tampe
     ins = inspect_root(root, logs)
     assert ins.tool_spills[0].entry.notice.fork_gap
     found = [f for f in ins.findings if f.code == "omission-mismatch"]
+    assert [f.detail for f in ins.findings if f.code == "notice-dialect"] == [
+        "tool result c1: spill notice in the omitted-images+gap dialect "
+        "(the reference's hasSpillNotice does not recognise an images clause)"]
     if tamper is None:
-        assert codes(ins) == set()
+        assert codes(ins) == {"notice-dialect"}
     else:
         assert len(found) == 1 and finding_detail in found[0].detail and found[0].line == 2

@@ -199,7 +199,8 @@ class Reference:
         snap = e.snapshot or {}
         resolves = {"resolves": "✔ resolves", "expired": "✘ EXPIRED — the artifact is gone; the notice remains",
                     "unavailable": f"unavailable: {snap.get('reason')}", "intact": "intact: nothing omitted",
-                    "outside-root": "⚠ outside the inspected root", "invalid": "⚠ malformed notice"}[self.link.status]
+                    "outside-root": "⚠ outside the inspected root", "invalid": "⚠ malformed notice",
+                    "normalized": "ℹ replay-normalised locator (matched by name)"}[self.link.status]
         cls = "bad" if self.link.status in ("expired", "invalid") else ""
         right = (f"<b>Omission notice</b><table><tr><th>field</th><th>logged</th><th>recomputed</th></tr>{''.join(rows)}</table>"
                  f"<div>locator <code>{esc(snap.get('locator', '—'))}</code></div>"

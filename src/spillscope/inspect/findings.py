@@ -28,6 +28,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unreadable": ("error", "an entry that cannot be read (permission denied, vanished mid-scan)"),
     "past-retention": ("warning", "an artifact older than --retention"),
     "snapshot-unavailable": ("info", "the notice itself says the save failed or no storage was configured"),
+    "notice-dialect": ("info", "a tool spill notice in a fork's dialect (more-bytes, omitted-images, gap), read leniently"),
+    "normalized-locator": ("info", "a replay-normalised {{spillLocator:NAME}} locator; checked against the one artifact named NAME, if any"),
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

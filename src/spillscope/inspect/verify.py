@@ -9,6 +9,7 @@ opened for writing under the root or the logs.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,17 +17,19 @@ from typing import Any, Callable, Literal
 
 from .._fs import open_regular
 from .._text import js_utf8
-from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
+from ..reference.check import Disagreement, Recomputed, check_notice, digest_transcript, keep_bytes_for, retention_splits
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
 from ..reference.transcript import TranscriptError, departs_from_title
 from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ..spill.locators import is_windows_path, rebase_locator, spill_root_of
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
 from .findings import SEVERITY_RANK, Finding, finding
 from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs
+from .replay import match_normalized, normalized_name
 from .scan import Artifact, ProgressFn, RootScan, scan_root
 
-LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid"]
+LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid", "normalized"]
 MAX_SAFE = 2**53 - 1
 
 
@@ -82,11 +85,18 @@ class Inspection:
 
 
 def resolve_locator(locator: str, root: str, rebase: str | None = None) -> tuple[str | None, str]:
-    """(absolute path under root, "") or (None, why it is outside the root)."""
+    """(absolute path under root, "") or (None, why it is outside the root).
+
+    ``rebase`` is the root the locators were written under (POSIX, or Windows such as
+    ``C:\\Users\\me\\AppData\\Local\\Temp\\dsh-spill-AbC123``): locators under it map onto ``root``."""
     if "\x00" in locator:
         return None, "locator contains NUL"
-    if rebase and (locator == rebase or locator.startswith(rebase.rstrip("/") + "/")):
-        locator = root + locator[len(rebase.rstrip("/")) :]
+    if rebase:
+        moved = rebase_locator(locator, rebase, root)
+        if moved is not None:
+            locator = moved
+    if is_windows_path(locator):
+        return None, "locator is a Windows path" + _rebase_hint(locator)
     if "://" in locator or locator.startswith(("file:", "s3:")):
         return None, "locator is a URI, not a local path"
     if not locator.startswith("/"):
@@ -95,8 +105,13 @@ def resolve_locator(locator: str, root: str, rebase: str | None = None) -> tuple
     if norm != locator.rstrip("/") or ".." in locator.split("/"):
         return None, "locator is not a normalised path (has '..' or '.')"
     if not norm.startswith(root.rstrip("/") + "/"):
-        return None, "locator is outside the inspected root"
+        return None, "locator is outside the inspected root" + ("" if rebase else _rebase_hint(locator))
     return norm, ""
+
+
+def _rebase_hint(locator: str) -> str:
+    old = spill_root_of(locator)
+    return f"; if this root is a copy of {old}, pass --rebase {shlex.quote(old)}" if old else ""
 
 
 def _valid_count(value: Any) -> bool:
@@ -312,20 +327,32 @@ def _link_reference(
         return ReferenceLink(entry, "invalid", findings=pre)
     link = ReferenceLink(entry, "invalid" if problems else "resolves", findings=pre)
     locator = snap["locator"]
-    path, why = resolve_locator(locator, root, rebase)
-    if path is None:
-        link.status = "outside-root"
-        link.findings.append(finding("outside-root", **where, locator=locator, detail=why))
-        return link
-    art = by_path.get(path)
-    if art is None or not art.is_regular:
-        link.status = "expired"
-        link.findings.append(finding("expired-locator", **where, locator=locator,
-                                     detail=f"reference to {entry.session_id!r}: the artifact is gone; the notice remains"))
-        return link
+    name = normalized_name(locator)
+    if name is not None:
+        size = snap.get("bytes")
+        art, how = match_normalized(name, entry.target_session, by_path.values(),
+                                    (lambda n: n == size) if _valid_count(size) else None)
+        link.status = "invalid" if problems else "normalized"
+        link.findings.append(finding("normalized-locator", **where, locator=locator,
+                                     detail=f"reference to {entry.session_id!r}: replay-normalised locator; "
+                                            + (f"checked against {how}" if art else how)))
+        if art is None:
+            return link
+    else:
+        path, why = resolve_locator(locator, root, rebase)
+        if path is None:
+            link.status = "outside-root"
+            link.findings.append(finding("outside-root", **where, locator=locator, detail=why))
+            return link
+        art = by_path.get(path)
+        if art is None or not art.is_regular:
+            link.status = "expired"
+            link.findings.append(finding("expired-locator", **where, locator=locator,
+                                         detail=f"reference to {entry.session_id!r}: the artifact is gone; the notice remains"))
+            return link
     link.artifact = art
     owner_dir = session_dir_name(entry.target_session)
-    if art.session_dir != owner_dir:
+    if name is None and art.session_dir != owner_dir:
         link.findings.append(finding("foreign-owner", path=art.path, session=entry.target_session, locator=locator,
                                      detail=f"artifact is in {art.session_dir}, owner's dir is {owner_dir}"))
     if _valid_count(snap.get("bytes")) and snap["bytes"] != art.size:
@@ -360,22 +387,52 @@ def _link_reference(
     return link
 
 
+def _dialect_finding(entry: ToolSpillEntry, where: dict[str, Any]) -> list[Finding]:
+    """A fork-dialect notice is read leniently and said so (FORMAT.md §3, docs/FORMAT.md)."""
+    notice = entry.notice
+    if notice.dialect == "standard":
+        return []
+    why = " (the reference's hasSpillNotice does not recognise an images clause)" if notice.omitted_images else ""
+    return [finding("notice-dialect", **where, locator=entry.locator,
+                    detail=f"tool result {entry.call_id}: spill notice in the {notice.dialect} dialect{why}")]
+
+
+def _tool_size_fits(entry: ToolSpillEntry) -> Callable[[int], bool] | None:
+    """For a standard exact notice: the artifact sizes its preview and count allow."""
+    notice = entry.notice
+    if notice.omitted_kind != "exact" or notice.fork_gap or notice.omitted_bytes is None:
+        return None
+    base = len(js_utf8(notice.preview)) + notice.omitted_bytes
+    return lambda size: size - base in (0, 3, 6)
+
+
 def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> ToolSpillLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
-    path, why = resolve_locator(entry.locator, root, rebase)
-    if path is None:
-        link = ToolSpillLink(entry, "outside-root")
-        link.findings.append(finding("outside-root", **where, locator=entry.locator, detail=why))
-        return link
-    art = by_path.get(path)
-    if art is None or not art.is_regular:
-        link = ToolSpillLink(entry, "expired")
-        link.findings.append(finding("expired-locator", **where, locator=entry.locator,
-                                     detail=f"tool result {entry.call_id}: the artifact is gone; the notice remains"))
-        return link
-    link = ToolSpillLink(entry, "resolves", art)
+    dialect = _dialect_finding(entry, where)
+    name = normalized_name(entry.locator)
+    if name is not None:
+        art, how = match_normalized(name, entry.target_session, by_path.values(), _tool_size_fits(entry))
+        link = ToolSpillLink(entry, "normalized", art, dialect)
+        link.findings.append(finding("normalized-locator", **where, locator=entry.locator,
+                                     detail=f"tool result {entry.call_id}: replay-normalised locator; "
+                                            + (f"checked against {how}" if art else how)))
+        if art is None:
+            return link
+    else:
+        path, why = resolve_locator(entry.locator, root, rebase)
+        if path is None:
+            link = ToolSpillLink(entry, "outside-root", None, dialect)
+            link.findings.append(finding("outside-root", **where, locator=entry.locator, detail=why))
+            return link
+        art = by_path.get(path)
+        if art is None or not art.is_regular:
+            link = ToolSpillLink(entry, "expired", None, dialect)
+            link.findings.append(finding("expired-locator", **where, locator=entry.locator,
+                                         detail=f"tool result {entry.call_id}: the artifact is gone; the notice remains"))
+            return link
+        link = ToolSpillLink(entry, "resolves", art, dialect)
     owner_dir = session_dir_name(entry.target_session)
-    if art.session_dir != owner_dir:
+    if name is None and art.session_dir != owner_dir:
         link.findings.append(finding("foreign-owner", path=art.path, session=entry.target_session, locator=entry.locator,
                                      detail=f"artifact is in {art.session_dir}, owner's dir is {owner_dir}"))
     notice = entry.notice
@@ -383,8 +440,9 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
     head, _, tail = preview.partition(FORK_GAP) if notice.fork_gap else (preview, "", "")
     head_b, tail_b = js_utf8(head), js_utf8(tail)
     if notice.omitted_kind == "exact" and not notice.fork_gap and notice.omitted_bytes is not None:
-        expected = len(head_b) + (notice.omitted_bytes or 0)
-        if expected != art.size:
+        # A BOM the reference's decoder stripped from the head or the tail piece is
+        # 3 bytes counted as kept and not in the preview: 0, 3 or 6 bytes unexplained.
+        if art.size - len(head_b) - notice.omitted_bytes not in (0, 3, 6):
             link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
                                          detail=f"omittedBytes: logged {notice.omitted_bytes}, recomputed {art.size - len(head_b)} (preview {len(head_b)} bytes, artifact {art.size})"))
             return link
@@ -393,7 +451,7 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
         try:
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.
-            n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b), len(head_b))
+            n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b) + 3, len(head_b) + 3)
             first = os.pread(fd, n_head, 0)
             last = os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b""
         finally:
@@ -406,11 +464,12 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             part = "head" if first != head_b else "tail"
             link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
                                          detail=f"preview {part} (before/after the [...] gap) is not the artifact's {part}"))
-    elif not _is_head_tail(head_b, first, last):
-        link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
-                                     detail="preview is not a head+tail of the artifact"))
+    else:
+        splits = retention_splits(head_b, first, last, art.size)
+        if not splits:
+            link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
+                                         detail="preview is not a head+tail of the artifact"))
+        elif notice.omitted_kind == "exact" and all(sp.omitted != notice.omitted_bytes for sp in splits):
+            link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
+                                         detail=f"omittedBytes: logged {notice.omitted_bytes}, recomputed {splits[0].omitted} (preview {len(head_b)} bytes, artifact {art.size})"))
     return link
-
-
-def _is_head_tail(kept: bytes, first: bytes, last: bytes) -> bool:
-    return common_prefix(kept, first) + common_suffix(kept, last) >= len(kept)

@@ -77,26 +77,87 @@ class MessageView:
         return cls(role, len(data), data, data)
 
 
+BOM_BYTES = "\ufeff".encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Split:
+    """One way a kept preview ``P`` (bytes) came from its original of ``total`` bytes:
+    ``P[:head_len]`` decodes the head piece and ``P[head_len:]`` the tail piece. The
+    reference decodes each piece with ``new TextDecoder()``, which strips a leading BOM:
+    ``head_bom``/``tail_bom`` say a piece began with one the model never saw. Those 3
+    bytes still count as kept, so ``omitted`` = total − len(P) − 3 per stripped BOM."""
+
+    head_len: int
+    head_bom: bool
+    tail_bom: bool
+    omitted: int
+
+    def seen_ranges(self, kept_len: int, total: int) -> list[tuple[int, int]]:
+        """Byte ranges of the original the model saw (a stripped BOM is not seen)."""
+        h0 = 3 if self.head_bom else 0
+        tail_len = kept_len - self.head_len
+        ranges = ((h0, h0 + self.head_len), (total - tail_len, total))
+        return [r for r in ranges if r[1] > r[0]]
+
+
+def retention_splits(kept: bytes, head: bytes, tail: bytes, total: int) -> list[Split]:
+    """Every :class:`Split` of ``kept`` against an original of ``total`` bytes whose first
+    bytes are ``head`` and last bytes ``tail`` (each at least ``len(kept) + 3`` bytes, or
+    the whole original). The BOM-free split comes first. Empty: not a head+tail of it."""
+    n = len(kept)
+    out: list[Split] = []
+    suffix = common_suffix(kept, tail[max(0, len(tail) - n) :]) if n else 0
+    for head_bom in (False, True):
+        h0 = 3 if head_bom else 0
+        if head_bom and not head.startswith(BOM_BYTES):
+            continue
+        prefix = min(common_prefix(kept, head[h0 : h0 + n]), n)
+        lo, hi = n - suffix, prefix  # P[:k] from the head and P[k:] from the tail for k in [lo, hi]
+        if lo > hi:
+            continue
+        if n + h0 <= total:
+            out.append(Split(hi, head_bom, False, total - n - h0))
+        if n + h0 + 3 <= total:
+            # A stripped BOM right before the tail piece: it starts at total-(n-k), so the
+            # BOM sits at tail[len(tail)-(n-k)-3 :]; search it for k in [lo, hi].
+            start, end = len(tail) - (n - lo) - 3, len(tail) - (n - hi)
+            at = tail.find(BOM_BYTES, max(0, start), max(0, end)) if end >= 3 else -1
+            if at >= 0 and at >= start:
+                k = n - (len(tail) - at - 3)
+                out.append(Split(k, head_bom, True, total - n - h0 - 3))
+    return out
+
+
+def _choose(splits: list[Split], logged: int | None) -> Split | None:
+    """The split that explains the logged count, else the BOM-free reading."""
+    for split in splits:
+        if split.omitted == logged:
+            return split
+    return splits[0] if splits else None
+
+
+def _split_of(preview_text: str, view: MessageView) -> tuple[int, Split | None]:
+    """(len(P), its split) for a shortened preview text with a marker."""
+    m = _MARKER.search(preview_text)
+    if m is None:
+        return 0, None
+    kept = js_utf8(preview_text[: m.start()])
+    if len(kept) > view.nbytes:
+        return len(kept), None
+    return len(kept), _choose(retention_splits(kept, view.head, view.tail, view.nbytes), int(m.group(1)))
+
+
 def shortened_omission(preview_text: str, original: MessageView | str) -> int | None:
     """N if ``preview_text`` is a valid retention of ``original`` (identical → 0), else None."""
     view = MessageView.of_text("", original) if isinstance(original, str) else original
     if preview_text == "":
         return view.nbytes
-    kept_text = preview_text
-    m = _MARKER.search(preview_text)
     whole = js_utf8(preview_text)
     if len(whole) == view.nbytes and len(view.head) >= view.nbytes and view.head[: view.nbytes] == whole:
         return 0
-    if m is None:
-        return None
-    kept = js_utf8(kept_text[: m.start()])
-    if len(kept) > view.nbytes or len(kept) > len(view.head) or len(kept) > len(view.tail):
-        return None
-    head = view.head[: len(kept)]
-    tail = view.tail[len(view.tail) - len(kept) :] if kept else b""
-    if common_prefix(kept, head) + common_suffix(kept, tail) < len(kept):
-        return None
-    return view.nbytes - len(kept)
+    _, split = _split_of(preview_text, view)
+    return None if split is None else split.omitted
 
 
 def marker_count(preview_text: str) -> int | None:
@@ -116,18 +177,16 @@ def seen_byte_ranges(preview_text: str, original: MessageView | str) -> list[tup
         return [(0, view.nbytes)]
     if preview_text == "":
         return []
-    m = _MARKER.search(preview_text)
-    assert m is not None
-    kept = js_utf8(preview_text[: m.start()])
-    head = min(common_prefix(kept, view.head[: len(kept)]), len(kept))
-    tail = len(kept) - head
-    return [r for r in ((0, head), (view.nbytes - tail, view.nbytes)) if r[1] > r[0]]
+    kept_len, split = _split_of(preview_text, view)
+    assert split is not None
+    return split.seen_ranges(kept_len, view.nbytes)
 
 
 def keep_bytes_for(conversation: Sequence[Any]) -> int:
-    """How many bytes of each end of a message the checker needs for this preview."""
+    """How many bytes of each end of a message the checker needs for this preview
+    (3 more than the longest: a stripped BOM shifts the head or the tail piece)."""
     sizes = [len(js_utf8(m["text"])) for m in conversation if isinstance(m, Mapping) and isinstance(m.get("text"), str)]
-    return max(sizes, default=0) + 1
+    return max(sizes, default=0) + 4
 
 
 def digest_transcript(

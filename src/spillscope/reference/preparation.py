@@ -19,7 +19,9 @@ from typing import Any, Mapping, Protocol, Sequence
 from ..sessionlog import LOG_NAMES, SessionCapture, capture_log
 from ..spill.naming import encode_segment
 from ..spill.types import SaveTextSpill, SessionReferenceSource, SpillOwner, SpillStore
-from .constants import MAX_REFERENCES, transcript_name
+from .._jsnum import js_is_safe_integer
+from .._text import js_json_string
+from .constants import DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES, transcript_name
 from .message import ReferenceMessage, render_reference_text
 from .projection import project
 from .retention import RetainedReference, retain_reference
@@ -93,6 +95,12 @@ def normalize_references(
             sid, label = ref
         elif isinstance(ref, Mapping):
             sid, label = ref.get("sessionId"), ref.get("label")  # type: ignore[assignment]
+            # Upstream: ``label !== undefined && typeof label !== 'string'`` -- a label
+            # that is present but null is invalid; only an absent one defaults.
+            if "label" in ref and label is None:
+                label = _NULL  # type: ignore[assignment]
+        elif isinstance(ref, list):
+            sid, label = None, None  # an array is a JS object without a sessionId
         else:
             raise SessionReferenceError("session reference must be an object", "SESSION_REFERENCE_INVALID_REFERENCE")
         if not isinstance(sid, str) or (label is not None and not isinstance(label, str)):
@@ -101,7 +109,8 @@ def normalize_references(
                 "SESSION_REFERENCE_INVALID_REFERENCE",
             )
         if sid == target_id:
-            raise SessionReferenceError(f"session {target_id!r} cannot reference itself", "SESSION_REFERENCE_SELF_REFERENCE")
+            raise SessionReferenceError(f"session {js_json_string(target_id)} cannot reference itself",
+                                        "SESSION_REFERENCE_SELF_REFERENCE")
         if sid in seen:
             continue
         seen.add(sid)
@@ -111,6 +120,31 @@ def normalize_references(
             f"a message may reference at most {max_references} sessions", "SESSION_REFERENCE_TOO_MANY"
         )
     return out
+
+
+_NULL = object()
+
+
+def validate_config(
+    max_reference_bytes: int | float | None, max_references: int | float | None = MAX_REFERENCES
+) -> tuple[int, int]:
+    """The reference resolver's constructor checks: each budget a positive *safe* integer
+    (JavaScript numbers, so 200.0 is fine and 2**53 is not), at most 3 references.
+    ``max_reference_bytes=None`` is the reference's "absent" (the 64 KiB floor without a
+    model). Returns (max_reference_bytes, max_references) as ints."""
+    if max_references is None:  # absent: the default, as ``?? MAX_REFERENCES`` upstream
+        max_references = MAX_REFERENCES
+    for name, value in (("maxReferences", max_references), ("maxReferenceBytes", max_reference_bytes)):
+        if value is not None and (not js_is_safe_integer(value) or value <= 0):
+            raise SessionReferenceError(
+                f"session-reference: {name} must be a positive safe integer", "SESSION_REFERENCE_INVALID_CONFIG"
+            )
+    if max_references > MAX_REFERENCES:
+        raise SessionReferenceError(
+            f"session-reference: maxReferences must not exceed {MAX_REFERENCES}", "SESSION_REFERENCE_INVALID_CONFIG"
+        )
+    budget = DEFAULT_MAX_REFERENCE_BYTES if max_reference_bytes is None else int(max_reference_bytes)
+    return budget, int(max_references)
 
 
 def retain_capture(capture: SessionCapture, label: str, max_bytes: int) -> RetainedReference:
@@ -161,13 +195,17 @@ async def prepare(
     references: Sequence[ReferenceInput | tuple[str, str | None] | Mapping[str, Any]],
     *,
     source: SessionSource,
-    max_reference_bytes: int,
+    max_reference_bytes: int | float | None,
     store: SpillStore | None = None,
-    max_references: int = MAX_REFERENCES,
+    max_references: int | float | None = MAX_REFERENCES,
 ) -> ReferenceMessage | None:
-    """The durable reference message for ``references``, or ``None`` when there are none."""
-    if isinstance(max_reference_bytes, bool) or not isinstance(max_reference_bytes, int) or max_reference_bytes <= 0:
-        raise SessionReferenceError("maxReferenceBytes must be a positive safe integer", "SESSION_REFERENCE_INVALID_CONFIG")
+    """The durable reference message for ``references``, or ``None`` when there are none.
+
+    Validation is the reference's, in its order and with its codes: the config
+    (:func:`validate_config`), then each reference in turn (not an object or a non-string
+    ``sessionId``/``label`` → ``..._INVALID_REFERENCE``; itself → ``..._SELF_REFERENCE``),
+    then the count. Nothing is read or saved before all of it passes."""
+    max_reference_bytes, max_references = validate_config(max_reference_bytes, max_references)
     inputs = normalize_references(target_session_id, references, max_references)
     if not inputs:
         return None

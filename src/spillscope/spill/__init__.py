@@ -7,7 +7,8 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from .local import LocalSpillStore
     from .naming import decode_segment, encode_segment, session_dir_name, session_hash
-    from .policy import PolicyOutcome, SpillPolicy, ToolSpillNotice, format_spill_notice, parse_spill_notice
+    from .policy import (PolicyOutcome, SpillPolicy, ToolSpillNotice, format_spill_notice, has_spill_notice,
+                         parse_spill_notice)
     from .retention import Retained, retain_head_tail
     from .types import (RETRIEVAL_HINT, Locator, SaveTextSpill, SessionReferenceSource, SpillOwner, SpillRef,
                         SpillSource, SpillStore, SpillStoreError, ToolSource, source_from_json)
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "local": ("LocalSpillStore",),
     "naming": ("decode_segment", "encode_segment", "session_dir_name", "session_hash"),
-    "policy": ("PolicyOutcome", "SpillPolicy", "ToolSpillNotice", "format_spill_notice", "parse_spill_notice"),
+    "policy": ("PolicyOutcome", "SpillPolicy", "ToolSpillNotice", "format_spill_notice", "has_spill_notice",
+               "parse_spill_notice"),
     "retention": ("Retained", "retain_head_tail"),
     "types": ("RETRIEVAL_HINT", "Locator", "SaveTextSpill", "SessionReferenceSource", "SpillOwner", "SpillRef",
               "SpillSource", "SpillStore", "SpillStoreError", "ToolSource", "source_from_json"),
@@ -25,6 +27,6 @@ __all__ = [
     "RETRIEVAL_HINT", "LocalSpillStore", "Locator", "PolicyOutcome", "Retained", "SaveTextSpill",
     "SessionReferenceSource", "SpillOwner", "SpillPolicy", "SpillRef", "SpillSource", "SpillStore",
     "SpillStoreError", "ToolSource", "ToolSpillNotice", "decode_segment", "encode_segment",
-    "format_spill_notice", "parse_spill_notice", "retain_head_tail", "session_dir_name", "session_hash",
+    "format_spill_notice", "has_spill_notice", "parse_spill_notice", "retain_head_tail", "session_dir_name", "session_hash",
     "source_from_json",
 ]

@@ -6,8 +6,15 @@ is saved through a :class:`SpillStore`, and the model sees a head/tail preview p
 effort: without an owner or a store, when the save fails, or when even the notice
 would exceed the cap, the original result is kept and a warning is reported.
 
-:func:`parse_spill_notice` recognises a notice at the end of logged text (also the
-token-priced fork variant with `` Omitted K images.`` and a ``[...]`` gap).
+:func:`has_spill_notice` answers exactly as the reference's ``hasSpillNotice`` (the
+standard notice only). :func:`parse_spill_notice` is the inspector's lenient reader: it
+also accepts the dialects of later forks and says which it saw (``ToolSpillNotice.dialects``):
+
+- ``standard`` -- ``(Omitted N bytes. Full formatted result stored at: L. H)``, also with
+  no count at all (``( Full formatted ...``);
+- ``more-bytes`` -- the count-less ``More bytes were omitted.`` form;
+- ``omitted-images`` -- the token-priced fork's `` Omitted K images.`` after the bytes;
+- ``gap`` -- the same fork's ``\n\n[...]\n\n`` between preview head and tail.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
+from .._jsnum import js_is_integer, js_number_text
 from .._text import utf8_len
 from .retention import retain_head_tail, split_budget
 from .types import RETRIEVAL_HINT, SaveTextSpill, SpillOwner, SpillRef, SpillStore, ToolSource
@@ -60,6 +68,23 @@ class ToolSpillNotice:
     #: True for the fork variant whose preview has a ``[...]`` gap between head and tail.
     fork_gap: bool
 
+    @property
+    def dialects(self) -> tuple[str, ...]:
+        """Which notice dialects this notice uses (see the module docstring); never empty."""
+        out = []
+        if self.omitted_kind == "unknown":
+            out.append("more-bytes")
+        if self.omitted_images:
+            out.append("omitted-images")
+        if self.fork_gap:
+            out.append("gap")
+        return tuple(out) or ("standard",)
+
+    @property
+    def dialect(self) -> str:
+        """:attr:`dialects` as one label, e.g. ``standard`` or ``omitted-images+gap``."""
+        return "+".join(self.dialects)
+
 
 _EXACT = re.compile(r"Omitted (0|[1-9][0-9]*) bytes\.")
 _IMAGES = re.compile(r" Omitted ([1-9][0-9]*) images\.\Z")
@@ -84,8 +109,18 @@ def _parse_omission(text: str) -> tuple[OmittedKind, int | None, int] | None:
     return "exact", int(m.group(1)), images
 
 
-def parse_spill_notice(text: str, retrieval_hint: str = RETRIEVAL_HINT) -> ToolSpillNotice | None:
-    """The notice that ends ``text``, or ``None`` (same acceptance as upstream ``hasSpillNotice``)."""
+def _is_standard_omission(text: str) -> bool:
+    """The reference's ``isOmission``: empty, ``More bytes were omitted.`` or a canonical
+    safe-integer ``Omitted N bytes.`` (no images clause, no leading zeros)."""
+    if text == "" or text == UNKNOWN_OMISSION:
+        return True
+    m = _EXACT.fullmatch(text)
+    return m is not None and int(m.group(1)) <= _MAX_SAFE
+
+
+def _find_notice(text: str, accept: Any) -> tuple[int, int, Any] | None:
+    """The reference's scan: each candidate starts the text or follows ``\n\n(``; the
+    first whose omission clause ``accept`` takes decides. (start, after-location, accepted)."""
     if not text.endswith(CLOSE):
         return None
     start = 0
@@ -94,13 +129,30 @@ def parse_spill_notice(text: str, retrieval_hint: str = RETRIEVAL_HINT) -> ToolS
         candidate = text[start : len(text) - len(CLOSE) if nxt < 0 else nxt]
         location = candidate.find(LOCATION, len(OPEN))
         if candidate.startswith(OPEN) and location >= 0:
-            omission = _parse_omission(candidate[len(OPEN) : location])
-            after = start + location + len(LOCATION)
-            if omission is not None and text.find(GUIDANCE_SEPARATOR, after) >= 0:
-                return _build_notice(text, start, after, omission, retrieval_hint)
+            accepted = accept(candidate[len(OPEN) : location])
+            if accepted is not None and accepted is not False:
+                after = start + location + len(LOCATION)
+                # Upstream answers here either way; no later candidate can have a ". " after it.
+                return (start, after, accepted) if text.find(GUIDANCE_SEPARATOR, after) >= 0 else None
         if nxt < 0:
             return None
         start = nxt + len(SEPARATOR)
+
+
+def has_spill_notice(text: str) -> bool:
+    """Exactly the reference's ``hasSpillNotice``: does a complete *standard* spill notice
+    end ``text``? Fork dialects (``Omitted K images.``) answer False, as upstream."""
+    return _find_notice(text, _is_standard_omission) is not None
+
+
+def parse_spill_notice(text: str, retrieval_hint: str = RETRIEVAL_HINT) -> ToolSpillNotice | None:
+    """The notice that ends ``text``, or ``None``. Lenient: the reference's scan, but the
+    omission clause may also carry the fork's images count (see the module docstring)."""
+    found = _find_notice(text, _parse_omission)
+    if found is None:
+        return None
+    start, after, omission = found
+    return _build_notice(text, start, after, omission, retrieval_hint)
 
 
 def _build_notice(
@@ -149,10 +201,16 @@ def flatten_plain_text(content: Sequence[Any]) -> str | None:
 class SpillPolicy:
     """Bounds oversized all-text tool results; see the module docstring."""
 
-    def __init__(self, max_inline_bytes: int, store: SpillStore | None = None) -> None:
-        if isinstance(max_inline_bytes, bool) or not isinstance(max_inline_bytes, int) or max_inline_bytes < 0:
-            raise ValueError(f"spill-policy: maxInlineBytes must be a non-negative integer (got {max_inline_bytes!r})")
-        self.max_inline_bytes = max_inline_bytes
+    def __init__(self, max_inline_bytes: int | float | None, store: SpillStore | None = None) -> None:
+        # The reference's load-time check: ``undefined`` registers nothing (a no-op
+        # policy); otherwise ``Number.isInteger(cap) && cap >= 0`` -- so 400.0 is a
+        # valid cap and True, NaN, 1.5 or -1 are not.
+        if max_inline_bytes is not None and (not js_is_integer(max_inline_bytes) or max_inline_bytes < 0):
+            raise ValueError(
+                f"spill-policy: maxInlineBytes must be a non-negative integer (got {js_number_text(max_inline_bytes)})"
+            )
+        #: ``None`` when the policy is disabled (every result is kept as it is).
+        self.max_inline_bytes = None if max_inline_bytes is None else int(max_inline_bytes)
         self.store = store
 
     async def bound_result(
@@ -179,11 +237,12 @@ class SpillPolicy:
     async def _bound(
         self, blocks: tuple[Any, ...], tool_name: str, call_id: str, owner: str | None, label: str
     ) -> PolicyOutcome:
+        cap = self.max_inline_bytes
         text = flatten_plain_text(blocks)
-        if text is None:
+        if cap is None or text is None:
             return PolicyOutcome(blocks, False)
         total = utf8_len(text)
-        if total <= self.max_inline_bytes:
+        if total <= cap:
             return PolicyOutcome(blocks, False)
         if owner is None:
             return _keep(blocks, f"spill-policy: no session owner for {tool_name} {label}; keeping the inline content")
@@ -194,7 +253,7 @@ class SpillPolicy:
             ref = await self.store.save_text(request)
         except Exception as exc:  # best effort: any store failure keeps the inline result
             return _keep(blocks, f"spill-policy: saveText failed for {tool_name}: Error: {exc}; keeping the inline content")
-        replaced = replacement_text(text, total, ref, self.max_inline_bytes)
+        replaced = replacement_text(text, total, ref, cap)
         if replaced is None:
             return _keep(
                 blocks,

@@ -4,6 +4,11 @@ The text is encoded as Node would (lone surrogate → U+FFFD), a prefix of ``hea
 and a suffix of ``tail_bytes`` are kept, and when something in between is omitted each
 cut is trimmed back to a UTF-8 boundary. The omitted count is measured against the
 bytes actually returned.
+
+Kept bytes are decoded as JavaScript's ``new TextDecoder()`` does (:func:`js_decode`):
+one leading U+FEFF is stripped from *each* decoded piece (the head, the tail, or the
+whole text when nothing is omitted). The omitted count stays byte-based, so a
+stripped BOM counts as kept although the model never sees it (FORMAT.md §3).
 """
 
 from __future__ import annotations
@@ -22,6 +27,18 @@ class Retained:
     @property
     def truncated(self) -> bool:
         return self.omitted_bytes is not None
+
+
+BOM = "\ufeff"
+
+
+def js_decode(data: bytes) -> str:
+    """``new TextDecoder().decode(data)``: UTF-8 with replacement, one leading BOM stripped.
+
+    Every place that turns kept bytes back into model-visible text goes through here.
+    """
+    text = data.decode("utf-8", "replace")
+    return text[1:] if text.startswith(BOM) else text
 
 
 def _trim_trailing_partial(data: bytes) -> bytes:
@@ -52,10 +69,10 @@ def retain_head_tail_bytes(data: bytes, head_bytes: int, tail_bytes: int) -> Ret
     prefix_len = min(total, head_bytes)
     suffix_len = min(total - prefix_len, tail_bytes)
     if total - prefix_len - suffix_len == 0:
-        return Retained(data.decode("utf-8", "replace"), None)
+        return Retained(js_decode(data), None)
     prefix = _trim_trailing_partial(data[:prefix_len])
     suffix = _trim_leading_continuation(data[total - suffix_len :]) if suffix_len else b""
-    text = prefix.decode("utf-8", "replace") + suffix.decode("utf-8", "replace")
+    text = js_decode(prefix) + js_decode(suffix)
     omitted = total - len(prefix) - len(suffix)
     return Retained(text, omitted if omitted > 0 else None)
 

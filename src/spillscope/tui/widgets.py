@@ -254,6 +254,8 @@ def notice_renderable(link: ReferenceLink) -> RenderableType:
             "expired": ("✘ EXPIRED: the artifact is gone; the notice remains", "bold white on red"),
             "outside-root": ("⚠ the locator points outside this spill root", "bold yellow"),
             "invalid": ("⚠ the notice is malformed", "bold yellow"),
+            "normalized": ("ℹ replay-normalised locator: " + ("matched by name (Enter opens it)" if link.artifact
+                                                               else "no single artifact of that name"), "bold cyan"),
         }.get(link.status, (link.status, ""))
         out.append(Text("\n" + status[0], style=status[1]))
     else:
@@ -294,7 +296,8 @@ def tool_spill_renderable(link: ToolSpillLink) -> RenderableType:
         Text.assemble(("log      ", "dim"), safe(f"{link.entry.log}:{link.entry.line}")),
         Text.assemble(("omitted  ", "dim"), f"{n.omitted_bytes} bytes" if n.omitted_bytes is not None else n.omitted_kind),
         Text.assemble(("locator  ", "dim"), safe(n.locator)),
-        Text.assemble(("status   ", "dim"), (link.status, "bold green" if link.status == "resolves" else "bold white on red")),
+        Text.assemble(("status   ", "dim"), (link.status, {"resolves": "bold green", "normalized": "bold cyan"}.get(link.status, "bold white on red"))),
+        Text.assemble(("dialect  ", "dim"), n.dialect),
         Text("\nPreview the model saw", style="bold underline"),
         safe(n.preview) if n.preview else Text("(notice only)", style="italic dim"),
     ]
