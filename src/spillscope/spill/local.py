@@ -9,8 +9,9 @@ All file I/O runs in a worker thread so the event loop is never blocked.
 At construction the store starts the reference's one-shot expiry sweep (FORMAT.md §2,
 :mod:`.sweep`) in a background thread, unless ``cleanup_period_days`` is 0; it never
 delays a save and never fails one (a save that races a pruned directory makes it again).
-The private default root is one per process, as in the reference, so no store's sweep
-can remove the root another store of the same process is writing into.
+The private default root is one per process, as in the reference, and every store's
+sweep keeps it (the reference's would prune it when empty unless it is that store's own
+root), so no sweep removes the root another store of the same process writes into.
 """
 
 from __future__ import annotations
@@ -104,8 +105,10 @@ class LocalSpillStore(SpillStore):
         # Discover first, then read which root is active: a private root made before the
         # listing is then already recorded (it is set under the same lock that made it).
         discovered = discover_default_roots(base, self._warn)
-        active = self._configured if self._configured is not None else _created_private_root()
-        roots = gather_sweep_roots(None if active is None else str(active), self._warn, base, discovered=discovered)
+        # The configured root, and this process's default root if made: another store of
+        # the same process may be writing into it (the reference would prune it when empty).
+        active = [str(p) for p in (self._configured, _created_private_root()) if p is not None]
+        roots = gather_sweep_roots(active, self._warn, base, discovered=discovered)
         self._cleanup_report = sweep_spill_roots(roots, cutoff, self._warn)
 
     def wait_for_cleanup(self, timeout: float | None = None) -> SweepReport | None:

@@ -35,7 +35,7 @@ import re
 import stat
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 DEFAULT_ROOT_PREFIX = "dsh-spill-"
 #: Node's ``mkdtemp`` shape: exactly six ``[A-Za-z0-9]`` after the prefix.
@@ -228,16 +228,16 @@ def discover_default_roots(base: str, warn: WarnFn, uid: int | None = None) -> l
     return found
 
 
-def gather_sweep_roots(active_root: str | None, warn: WarnFn, base: str, uid: int | None = None,
+def gather_sweep_roots(active_roots: Sequence[str], warn: WarnFn, base: str, uid: int | None = None,
                        discovered: list[ResolvedRoot] | None = None) -> list[SweepRoot]:
-    """Discovered default roots (prunable when emptied) plus the active root, whose identity
+    """Discovered default roots (prunable when emptied) plus the active roots, whose identity
     overrides a discovered alias as never prunable. ``discovered`` may be passed when the
-    caller had to discover before deciding what its active root is."""
+    caller had to discover before deciding which roots are active."""
     if discovered is None:
         discovered = discover_default_roots(base, warn, uid)
     roots: dict[Identity, SweepRoot] = {r.identity: SweepRoot(r.path, True) for r in discovered}
-    if active_root is not None:
-        active = resolve_root(active_root, True, warn, uid)
+    for path in active_roots:
+        active = resolve_root(path, True, warn, uid)
         if active is not None:
             roots[active.identity] = SweepRoot(active.path, False)
     return list(roots.values())
