@@ -377,3 +377,88 @@ async def test_save_after_the_sweep_pruned_the_session_dir(tmp_path):
     assert os.listdir(root) == []
     ref = await store.save_text(SaveTextSpill(SpillOwner("sess-1"), ToolSource("bash", "c", "result"), "bash.txt", "hi"))
     assert Path(ref.locator).read_text() == "hi"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_forecast_is_exactly_the_sweep(tmp_path, seed):
+    """The inspector's past-retention forecast and the sweep (prune's dry run, then the real
+    thing) agree on random trees: mtimes at, just around and far from the cutoff (ms-exact,
+    ±1 µs, ±1 ns, float-unfriendly), safe/unsafe/foreign/symlinked session dirs, symlinks,
+    FIFOs, nested dirs and odd names."""
+    import random
+
+    from spillscope.inspect.verify import inspect_root
+
+    rng = random.Random(seed)
+    root = mkroot(tmp_path / "root")
+    now_s = 1_790_000_123  # whole seconds: "now" is the same instant to both
+    retention_s = rng.choice([1, 3600, 7 * 86400, 30 * 86400, 1.5])
+    cutoff = cutoff_ms(round(retention_s * 1000), now_s * 1000)
+    offsets_ns = [0, 1, -1, 999, -999, 1000, -1000, 244, -244, 10**6, -10**6, 123_456_789, -123_456_789,
+                  -86_400 * 10**9, 86_400 * 10**9]
+    dirs = []
+    for d in range(8):
+        name = f"session-{d:012x}"
+        kind = rng.choice(["ok", "ok", "ok", "groupw", "otherw", "foreign", "symlink", "0755"])
+        if kind == "symlink":
+            target = mkroot(tmp_path / f"outside{d}")
+            plant(target / "000000000000-x.txt", (cutoff - 10**9) * 10**6)
+            (root / name).symlink_to(target)
+            continue
+        sdir = mkroot(root / name)
+        for i in range(rng.randint(0, 12)):
+            mtime_ns = cutoff * 10**6 + rng.choice(offsets_ns) + rng.choice([0, 0, rng.randint(-10**12, 10**12)])
+            plant(sdir / f"{i:012x}-f{i}.txt", mtime_ns)
+        if rng.random() < 0.3:
+            (sdir / "ffffffffffff-link.txt").symlink_to(tmp_path / "nowhere")
+        if rng.random() < 0.2:
+            os.mkfifo(sdir / "eeeeeeeeeeee-fifo.txt")
+            os.utime(sdir / "eeeeeeeeeeee-fifo.txt", ns=(OLD_NS, OLD_NS))
+        if rng.random() < 0.2:
+            plant(sdir / "nested" / "000000000000-x.txt", OLD_NS)
+        mode = {"groupw": 0o770, "otherw": 0o702, "0755": 0o755}.get(kind, 0o700)
+        sdir.chmod(mode)
+        if kind == "foreign":
+            os.chown(sdir, 65534, 65534)
+        dirs.append(sdir)
+    plant(root / "session-backup" / "000000000000-x.txt", OLD_NS)
+    ins = inspect_root(root, retention_seconds=retention_s, now=float(now_s))
+    forecast = sorted(f.path for f in ins.findings if f.code == "past-retention")
+    dry, _ = sweep([SweepRoot(str(root), False)], cutoff=cutoff, dry_run=True)
+    assert forecast == sorted(r.path for r in dry.files())
+    applied, _ = sweep([SweepRoot(str(root), False)], cutoff=cutoff)
+    assert sorted(r.path for r in applied.files()) == forecast
+    assert not any(os.path.lexists(p) for p in forecast)
+
+
+def test_forecast_is_for_the_roots_owner_and_names_live_notices(tmp_path):
+    from spillscope.demo import write_demo
+    from spillscope.inspect.verify import inspect_root
+
+    # In sticky /tmp, the ancestors are safe for nobody only below a dir nobody owns.
+    base = Path(tempfile.mkdtemp(prefix="spillscope-forecast-"))
+    try:
+        os.chown(base, 65534, 65534)
+        root = mkroot(base / "root")
+        theirs = plant(root / SID / "aaaaaaaaaaaa-x.txt", OLD_NS)
+        mine = plant(root / SID2 / "aaaaaaaaaaaa-x.txt", OLD_NS)
+        for p in (root, root / SID):
+            os.chown(p, 65534, 65534)
+        # The harness owning the root is nobody: its sweep deletes in its own dir, skips root's.
+        ins = inspect_root(root, retention_seconds=30 * 86400, now=NOW_MS / 1000)
+        assert [f.path for f in ins.findings if f.code == "past-retention"] == [str(theirs)]
+        assert mine.exists()
+        # Under a root-owned dir in sticky /tmp, nobody's sweep would not trust the root at all.
+        moved = tmp_path / "root"
+        os.rename(root, moved)
+        ins = inspect_root(moved, retention_seconds=30 * 86400, now=NOW_MS / 1000)
+        assert [f for f in ins.findings if f.code == "past-retention"] == []
+    finally:
+        shutil.rmtree(base)
+
+    demo = write_demo(tmp_path / "demo")
+    ins = inspect_root(demo.root, demo.logs, retention_seconds=1, now=os.stat(demo.root).st_mtime + 86400)
+    details = {Path(f.path).name: f.detail for f in ins.findings if f.code == "past-retention"}
+    assert len(details) == 5
+    named = [d for d in details.values() if "still named by a notice at" in d]
+    assert len(named) == 4 and all("session.v3.jsonl:" in d for d in named)
