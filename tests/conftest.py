@@ -80,3 +80,19 @@ def _private_default_roots(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     base = tmp_path_factory.mktemp("default-roots")
     monkeypatch.setattr(local, "default_roots_base", lambda: str(base))
     monkeypatch.setattr(local, "_private_root", None)
+
+
+@pytest.fixture
+def nobody_tmp():
+    """A fresh dir in the sticky temp dir owned by ``nobody`` (65534): below it, nobody's
+    ancestors are safe for the expiry sweep. Needs root (CI runs as root)."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="spillscope-nobody-"))
+    try:
+        os.chown(base, 65534, 65534)
+    except PermissionError:
+        shutil.rmtree(base)
+        pytest.skip("making a dir owned by nobody needs root")
+    yield base
+    shutil.rmtree(base)

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -271,35 +270,31 @@ def test_symlinks_and_unsafe_dirs_are_skipped(tmp_path, root):
     assert data["ok"] is True and a.is_dir()
 
 
-def test_prune_as_nobody(tmp_path):
+def test_prune_as_nobody(nobody_tmp):
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv is needed to run prune as nobody")
-    base = Path(tempfile.mkdtemp(prefix="spillscope-prune-nobody-"))
-    try:
-        os.chown(base, 65534, 65534)
-        r = base / "root"
-        mine = plant(r / session_dir_name("a") / "000000000001-x.txt", 40)
-        theirs = plant(r / session_dir_name("b") / "000000000002-x.txt", 40)
-        for p in (r, mine.parent, mine):
-            os.chown(p, 65534, 65534)
-        r.chmod(0o700)
-        theirs.parent.chmod(0o755)
-        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                               "spillscope", "prune", str(r), "--apply", "--json"], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        data = json.loads(proc.stdout)
-        assert [f["path"] for f in data["files"]] == [str(mine)]
-        assert data["skipped"] == [{"path": str(theirs.parent), "reason": "owned by another user"}]
-        assert theirs.exists() and not mine.exists()
-        # And nobody is refused a root that root owns.
-        os.chown(r, 0, 0)
-        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                               "spillscope", "prune", str(r)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}, timeout=120)
-        assert proc.returncode == 2 and "owned by you" in proc.stderr
-    finally:
-        shutil.rmtree(base)
+    r = nobody_tmp / "root"
+    mine = plant(r / session_dir_name("a") / "000000000001-x.txt", 40)
+    theirs = plant(r / session_dir_name("b") / "000000000002-x.txt", 40)
+    for p in (r, mine.parent, mine):
+        os.chown(p, 65534, 65534)
+    r.chmod(0o700)
+    theirs.parent.chmod(0o755)
+
+    def as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                               "spillscope", "prune", *args], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+
+    proc = as_nobody(str(r), "--apply", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [f["path"] for f in data["files"]] == [str(mine)]
+    assert data["skipped"] == [{"path": str(theirs.parent), "reason": "owned by another user"}]
+    assert theirs.exists() and not mine.exists()
+    os.chown(r, 0, 0)  # and nobody is refused a root that root owns
+    proc = as_nobody(str(r))
+    assert proc.returncode == 2 and "owned by you" in proc.stderr
 
 
 def test_demo_with_logs(tmp_path):

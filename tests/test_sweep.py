@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
@@ -177,31 +176,25 @@ def test_unprotected_ancestor_makes_the_root_unsafe(tmp_path):
     assert not f.exists()
 
 
-def test_sweep_as_nobody_skips_what_nobody_does_not_own(tmp_path):
+def test_sweep_as_nobody_skips_what_nobody_does_not_own(nobody_tmp):
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv is needed to run the sweep as nobody")
-    # /tmp is sticky and world-writable; a dir there owned by nobody is a safe ancestor for nobody.
-    base = Path(tempfile.mkdtemp(prefix="spillscope-sweep-nobody-"))
-    try:
-        os.chown(base, 65534, 65534)
-        root = mkroot(base / "root")
-        mine = plant(root / SID / "aaaaaaaaaaaa-x.txt", OLD_NS)
-        theirs = plant(root / SID2 / "aaaaaaaaaaaa-x.txt", OLD_NS)
-        for p in (root, root / SID, mine):
-            os.chown(p, 65534, 65534)
-        (root / SID2).chmod(0o755)  # readable by nobody, but root's: another user's dir
-        code = ("import json,sys; from spillscope.spill.sweep import sweep_spill_roots, SweepRoot\n"
-                f"w=[]; r=sweep_spill_roots([SweepRoot({str(root)!r}, False)], {CUTOFF}, w.append)\n"
-                "print(json.dumps({'removed':[x.path for x in r.removed],'skipped':[[s.path,s.reason] for s in r.skipped],'warn':w}))")
-        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
-                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
-        assert proc.returncode == 0, proc.stderr
-        out = json.loads(proc.stdout)
-        assert out["removed"] == [str(mine), str(root / SID)]
-        assert out["skipped"] == [[str(root / SID2), "owned by another user"]]
-        assert theirs.exists() and not mine.exists() and root.is_dir()
-    finally:
-        shutil.rmtree(base)
+    root = mkroot(nobody_tmp / "root")
+    mine = plant(root / SID / "aaaaaaaaaaaa-x.txt", OLD_NS)
+    theirs = plant(root / SID2 / "aaaaaaaaaaaa-x.txt", OLD_NS)
+    for p in (root, root / SID, mine):
+        os.chown(p, 65534, 65534)
+    (root / SID2).chmod(0o755)  # readable by nobody, but root's: another user's dir
+    code = ("import json,sys; from spillscope.spill.sweep import sweep_spill_roots, SweepRoot\n"
+            f"w=[]; r=sweep_spill_roots([SweepRoot({str(root)!r}, False)], {CUTOFF}, w.append)\n"
+            "print(json.dumps({'removed':[x.path for x in r.removed],'skipped':[[s.path,s.reason] for s in r.skipped],'warn':w}))")
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["removed"] == [str(mine), str(root / SID)]
+    assert out["skipped"] == [[str(root / SID2), "owned by another user"]]
+    assert theirs.exists() and not mine.exists() and root.is_dir()
 
 
 def test_file_written_during_the_sweep_survives(tmp_path):
@@ -431,30 +424,25 @@ def test_forecast_is_exactly_the_sweep(tmp_path, seed):
     assert not any(os.path.lexists(p) for p in forecast)
 
 
-def test_forecast_is_for_the_roots_owner_and_names_live_notices(tmp_path):
+def test_forecast_is_for_the_roots_owner_and_names_live_notices(tmp_path, nobody_tmp):
     from spillscope.demo import write_demo
     from spillscope.inspect.verify import inspect_root
 
     # In sticky /tmp, the ancestors are safe for nobody only below a dir nobody owns.
-    base = Path(tempfile.mkdtemp(prefix="spillscope-forecast-"))
-    try:
-        os.chown(base, 65534, 65534)
-        root = mkroot(base / "root")
-        theirs = plant(root / SID / "aaaaaaaaaaaa-x.txt", OLD_NS)
-        mine = plant(root / SID2 / "aaaaaaaaaaaa-x.txt", OLD_NS)
-        for p in (root, root / SID):
-            os.chown(p, 65534, 65534)
-        # The harness owning the root is nobody: its sweep deletes in its own dir, skips root's.
-        ins = inspect_root(root, retention_seconds=30 * 86400, now=NOW_MS / 1000)
-        assert [f.path for f in ins.findings if f.code == "past-retention"] == [str(theirs)]
-        assert mine.exists()
-        # Under a root-owned dir in sticky /tmp, nobody's sweep would not trust the root at all.
-        moved = tmp_path / "root"
-        os.rename(root, moved)
-        ins = inspect_root(moved, retention_seconds=30 * 86400, now=NOW_MS / 1000)
-        assert [f for f in ins.findings if f.code == "past-retention"] == []
-    finally:
-        shutil.rmtree(base)
+    root = mkroot(nobody_tmp / "root")
+    theirs = plant(root / SID / "aaaaaaaaaaaa-x.txt", OLD_NS)
+    mine = plant(root / SID2 / "aaaaaaaaaaaa-x.txt", OLD_NS)
+    for p in (root, root / SID):
+        os.chown(p, 65534, 65534)
+    # The harness owning the root is nobody: its sweep deletes in its own dir, skips root's.
+    ins = inspect_root(root, retention_seconds=30 * 86400, now=NOW_MS / 1000)
+    assert [f.path for f in ins.findings if f.code == "past-retention"] == [str(theirs)]
+    assert mine.exists()
+    # Under a root-owned dir in sticky /tmp, nobody's sweep would not trust the root at all.
+    moved = tmp_path / "root"
+    os.rename(root, moved)
+    ins = inspect_root(moved, retention_seconds=30 * 86400, now=NOW_MS / 1000)
+    assert [f for f in ins.findings if f.code == "past-retention"] == []
 
     demo = write_demo(tmp_path / "demo")
     ins = inspect_root(demo.root, demo.logs, retention_seconds=1, now=os.stat(demo.root).st_mtime + 86400)

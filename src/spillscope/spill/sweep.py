@@ -281,6 +281,18 @@ def _open_vetted_dir(name: str, dir_fd: int | None, expected: os.stat_result) ->
     return fd
 
 
+def _lstat_at(dir_fd: int, name: str, path: str, report: SweepReport, warn: WarnFn) -> os.stat_result | bool:
+    """The entry's own stat (never following it); ``True`` if it is gone, ``False`` if it
+    could not be looked at (an error, reported)."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return True
+        _error(report, warn, f"spill-local: failed to stat {path}: {exc}")
+        return False
+
+
 def _sweep_root(root: SweepRoot, identity: Identity, uid: int, report: SweepReport, warn: WarnFn,
                 keep: KeepFn | None) -> None:
     try:
@@ -324,13 +336,9 @@ def _sweep_session_entry(root_fd: int, root_path: str, name: str, uid: int, repo
                          warn: WarnFn, keep: KeepFn | None) -> bool:
     """Sweep one ``session-*`` entry of a root; ``True`` when it is gone afterwards."""
     path = os.path.join(root_path, name)
-    try:
-        st = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            return True
-        _error(report, warn, f"spill-local: failed to stat {path}: {exc}")
-        return False
+    st = _lstat_at(root_fd, name, path, report, warn)
+    if isinstance(st, bool):
+        return st
     if not is_trusted_dir(st, uid):
         why = ("a symlink (never followed)" if stat.S_ISLNK(st.st_mode)
                else "not a directory" if not stat.S_ISDIR(st.st_mode)
@@ -379,13 +387,9 @@ def _sweep_session_dir(dir_fd: int, dir_path: str, report: SweepReport, warn: Wa
     remaining = len(names)
     for name in names:
         path = os.path.join(dir_path, name)
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError as exc:
-            if exc.errno == errno.ENOENT:
-                remaining -= 1
-            else:
-                _error(report, warn, f"spill-local: failed to stat {path}: {exc}")
+        st = _lstat_at(dir_fd, name, path, report, warn)
+        if isinstance(st, bool):
+            remaining -= st  # gone counts as removed; unreadable stays
             continue
         if not stat.S_ISREG(st.st_mode):
             # Only regular files expire: a symlink is neither followed nor deleted.
@@ -410,13 +414,9 @@ def _sweep_session_dir(dir_fd: int, dir_path: str, report: SweepReport, warn: Wa
 def _unlink_if_unchanged(dir_fd: int, name: str, path: str, seen: os.stat_result, report: SweepReport,
                          warn: WarnFn) -> bool:
     """Unlink ``name`` if it is still the expired file that was looked at; ``True`` if gone."""
-    try:
-        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            return True
-        _error(report, warn, f"spill-local: failed to stat {path}: {exc}")
-        return False
+    now = _lstat_at(dir_fd, name, path, report, warn)
+    if isinstance(now, bool):
+        return now
     if ((now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino) or not stat.S_ISREG(now.st_mode)
             or not is_expired(now.st_mtime_ns, report.cutoff_ms)):
         return False  # replaced or rewritten since: a live file, kept
