@@ -138,6 +138,8 @@ def test_older_than(root):
     assert json.loads(run("prune", str(root), "--json").stdout)["files"] == []
     assert [x["path"] for x in json.loads(run("prune", str(root), "--older-than", "36h", "--json").stdout)["files"]] == [str(f)]
     assert json.loads(run("prune", str(root), "--older-than", "3d", "--json").stdout)["files"] == []
+    beyond = run("prune", str(root), "--older-than", "99999999999999w", "--json")  # before any calendar
+    assert beyond.returncode == 0 and json.loads(beyond.stdout)["files"] == []
 
 
 def test_keep_active_keeps_what_a_live_log_names(tmp_path, root):

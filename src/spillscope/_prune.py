@@ -232,7 +232,10 @@ def prune(root: str, *, older_than: float, apply: bool = False, logs: str | None
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, ValueError, OSError):
+        return f"{ms} ms since the epoch"  # --older-than beyond the calendar: nothing is that old
 
 
 def prune_json(result: PruneResult) -> dict[str, Any]:
