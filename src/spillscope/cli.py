@@ -258,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("verify", help="check every notice against its artifact; exit 1 on findings")
     common(sp)
-    sp.add_argument("--retention", type=parse_duration, metavar="DURATION", help="flag artifacts older than this (e.g. 7d)")
+    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                    help="flag what the backend's expiry sweep would delete at this retention (e.g. 30d; prune's rule)")
     sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on("error"), metavar="CODES",
                     help="comma-separated finding codes or severities (default: error)")
     sp.add_argument("--json", action="store_true")
