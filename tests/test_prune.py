@@ -309,3 +309,18 @@ def test_demo_with_logs(tmp_path):
     verify = inspect_root(demo.root, demo.logs)
     orphans = sorted(f.path for f in verify.findings if f.code == "orphan-artifact")
     assert [f["path"] for f in data["files"]] == orphans and len(data["kept"]) == 4
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_mentions_across_read_chunks(tmp_path, compressed):
+    """A mention straddling the scanner's 1 MiB read boundary is still found, at every cut."""
+    from spillscope._prune import _CHUNK, ActiveLogs, _scan_mentions
+
+    mention = b"/r/session-0123456789ab/00000000000a-" + b"n" * 200 + b".txt"
+    for cut in (1, 9, 30, len(mention) - 1):
+        data = b"x" * (_CHUNK - cut) + mention + b" tail\n"
+        path = tmp_path / ("log.jsonl.zstd" if compressed else "log.jsonl")
+        path.write_bytes(zstandard.ZstdCompressor().compress(data) if compressed else data)
+        active = ActiveLogs()
+        assert _scan_mentions(str(path), active) is None
+        assert ("session-0123456789ab", "00000000000a-" + "n" * 200 + ".txt") in active.named, cut
