@@ -69,3 +69,30 @@ def upstream_copy(tmp_path: Path, manifest: dict[str, Any]) -> tuple[Path, Path]
     for f in root.rglob("*.txt"):
         f.chmod(0o600)
     return root, logs
+
+
+@pytest.fixture(autouse=True)
+def _private_default_roots(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every LocalSpillStore starts an expiry sweep that discovers prior default roots in the
+    temp dir: point that at an empty per-test dir so no test sweeps the machine's /tmp."""
+    from spillscope.spill import local
+
+    base = tmp_path_factory.mktemp("default-roots")
+    monkeypatch.setattr(local, "default_roots_base", lambda: str(base))
+    monkeypatch.setattr(local, "_private_root", None)
+
+
+@pytest.fixture
+def nobody_tmp():
+    """A fresh dir in the sticky temp dir owned by ``nobody`` (65534): below it, nobody's
+    ancestors are safe for the expiry sweep. Needs root (CI runs as root)."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="spillscope-nobody-"))
+    try:
+        os.chown(base, 65534, 65534)
+    except PermissionError:
+        shutil.rmtree(base)
+        pytest.skip("making a dir owned by nobody needs root")
+    yield base
+    shutil.rmtree(base)

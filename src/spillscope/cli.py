@@ -1,8 +1,8 @@
-"""The ``spillscope`` command line: ls, cat, verify, watch, demo, tui.
+"""The ``spillscope`` command line: ls, cat, verify, prune, watch, demo, tui.
 
 JSON output (``--json``) is the stable interface, documented in docs/cli.md; the human
 output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on``
-(verify) or a malformed artifact (cat), 2 usage or I/O error.
+(verify), a malformed artifact (cat) or a failed deletion (prune), 2 usage or I/O error.
 """
 
 from __future__ import annotations
@@ -156,6 +156,21 @@ def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(str(exc)) from None
 
 
+def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
+    from ._prune import PruneError, prune, prune_json, write_human
+
+    try:
+        result = prune(args.root, older_than=args.older_than, apply=args.apply, logs=args.logs,
+                       keep_active=args.keep_active, max_log_line_bytes=args.max_log_line_bytes)
+    except PruneError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        _write_json(out, prune_json(result))
+    else:
+        write_human(result, out)
+    return 1 if result.report.errors else 0
+
+
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
     from .inspect.watch import watch_root
 
@@ -243,11 +258,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("verify", help="check every notice against its artifact; exit 1 on findings")
     common(sp)
-    sp.add_argument("--retention", type=parse_duration, metavar="DURATION", help="flag artifacts older than this (e.g. 7d)")
+    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                    help="flag what the backend's expiry sweep would delete at this retention (e.g. 30d; prune's rule)")
     sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on("error"), metavar="CODES",
                     help="comma-separated finding codes or severities (default: error)")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_verify)
+
+    sp = sub.add_parser("prune", help="delete expired artifacts as the backend's sweep does (dry run unless --apply)")
+    sp.add_argument("root", help="the spill root")
+    sp.add_argument("--older-than", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
+                    help="delete files whose mtime is strictly older than this (default 30d)")
+    sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
+    sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
+    sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
+                    help="a log written within this is active (default 24h; needs --logs)")
+    sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
+                    help=f"longest session-log line parsed (default {DEFAULT_MAX_LOG_LINE_BYTES})")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_prune)
 
     sp = sub.add_parser("watch", help="one line per change under a live spill root")
     sp.add_argument("root")
@@ -276,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {"ls", "cat", "verify", "watch", "demo", "tui", "serve"}
+    commands = {"ls", "cat", "verify", "prune", "watch", "demo", "tui", "serve"}
     if argv and argv[0] not in commands and not argv[0].startswith("-"):
         argv = ["tui", *argv]  # `spillscope ROOT` opens the TUI
     try:

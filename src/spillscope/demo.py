@@ -101,7 +101,9 @@ async def _build(base: Path, fixed_time: float | None) -> Demo:
     for sid, (cwd, rows) in SOURCES.items():
         _write_log(logs, sid, cwd, rows)
     counter = iter(range(1, 1 << 30))
-    store = LocalSpillStore(root, random_prefix=(lambda: f"{next(counter):012x}") if fixed_time is not None else None)
+    # No start-up sweep: writing a demo must never delete anything (its files are back-dated).
+    store = LocalSpillStore(root, random_prefix=(lambda: f"{next(counter):012x}") if fixed_time is not None else None,
+                            cleanup_period_days=0)
     source = LogDirectorySource(logs)
     cwd = "/home/demo/project"
     targets = [

@@ -26,7 +26,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "symlink": ("error", "a symlink inside the spill root (reported, never followed)"),
     "unexpected-entry": ("warning", "something in the spill root that the backend never writes (dir, FIFO, odd name)"),
     "unreadable": ("error", "an entry that cannot be read (permission denied, vanished mid-scan)"),
-    "past-retention": ("warning", "an artifact older than --retention"),
+    "past-retention": ("warning", "an artifact the backend's start-up sweep would delete at --retention (prune's rule)"),
     "snapshot-unavailable": ("info", "the notice itself says the save failed or no storage was configured"),
     "notice-dialect": ("info", "a tool spill notice in a fork's dialect (more-bytes, omitted-images, gap), read leniently"),
     "normalized-locator": ("info", "a replay-normalised {{spillLocator:NAME}} locator; checked against the one artifact named NAME, if any"),

@@ -24,6 +24,7 @@ from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ..spill.locators import is_windows_path, rebase_locator, spill_root_of
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
+from .expiry import forecast_past_retention, named_artifacts
 from .findings import SEVERITY_RANK, Finding, finding
 from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs
 from .replay import match_normalized, normalized_name
@@ -146,13 +147,6 @@ def inspect_root(
             session_ids[session_dir_name(log.session_id)] = log.session_id
     by_path = scan.by_path()
 
-    if retention_seconds is not None:
-        for art in by_path.values():
-            age = now - art.mtime
-            if art.is_regular and age > retention_seconds:
-                findings.append(finding("past-retention", path=art.path, session=session_ids.get(art.session_dir),
-                                        detail=f"{_age(age)} old (retention {_age(retention_seconds)})"))
-
     checks: dict[str, ArtifactCheck] = {}
     references: list[ReferenceLink] = []
     tool_links: list[ToolSpillLink] = []
@@ -201,6 +195,12 @@ def inspect_root(
         for check in checks.values():
             findings.extend(check.findings)
 
+    if retention_seconds is not None:
+        # The start-up sweep's own rule (spill/sweep.py), as prune applies it.
+        links = [(r.artifact.path if r.artifact else None, r.entry.log, r.entry.line) for r in references]
+        links += [(t.artifact.path if t.artifact else None, t.entry.log, t.entry.line) for t in tool_links]
+        findings.extend(forecast_past_retention(scan, retention_seconds, now, session_ids, named_artifacts(links)))
+
     if logs is not None:
         for art in by_path.values():
             if art.is_regular and art.path not in named:
@@ -225,11 +225,6 @@ def _relabel_as_tool_output(scan: RootScan, paths: set[str], tool_links: list[To
         if link.artifact is not None and link.artifact.path in paths:
             link.artifact = by_path[link.artifact.path]
     return by_path
-
-
-def _age(seconds: float) -> str:
-    days = seconds / 86400
-    return f"{days:.1f}d" if days >= 1 else f"{seconds / 3600:.1f}h"
 
 
 class _ByteMeter:

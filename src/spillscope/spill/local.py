@@ -5,15 +5,24 @@ Directories are 0700 and files 0600 whatever the umask. The session directory is
 opened with ``O_NOFOLLOW|O_DIRECTORY`` and the file created relative to that handle
 with ``O_CREAT|O_EXCL|O_NOFOLLOW``, so a planted symlink can never redirect a write.
 All file I/O runs in a worker thread so the event loop is never blocked.
+
+At construction the store starts the reference's one-shot expiry sweep (FORMAT.md §2,
+:mod:`.sweep`) in a background thread, unless ``cleanup_period_days`` is 0; it never
+delays a save and never fails one (a save that races a pruned directory makes it again).
+The private default root is one per process, as in the reference, and every store's
+sweep keeps it (the reference's would prune it when empty unless it is that store's own
+root), so no sweep removes the root another store of the same process writes into.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import os
 import secrets
 import stat
+import string
 import tempfile
 import threading
 from pathlib import Path
@@ -21,28 +30,101 @@ from typing import Callable
 
 from .._text import js_utf8
 from .naming import encode_segment, session_dir_name
+from .sweep import (DEFAULT_CLEANUP_PERIOD_DAYS, DEFAULT_ROOT_PREFIX, MS_PER_DAY, SweepReport, WarnFn, cutoff_ms,
+                    discover_default_roots, gather_sweep_roots, sweep_spill_roots, validate_period_days)
 from .types import RETRIEVAL_HINT, Locator, SaveTextSpill, SpillRef, SpillStore, SpillStoreError
 
-DEFAULT_ROOT_PREFIX = "dsh-spill-"
+__all__ = ["DEFAULT_ROOT_PREFIX", "LocalSpillStore", "default_roots_base", "private_root"]
+
 _ENOENT_RETRIES = 8
+_ROOT_ALPHABET = string.ascii_letters + string.digits  # what Node's mkdtemp fills XXXXXX with
+_private_root: Path | None = None
+_private_lock = threading.Lock()
+_log = logging.getLogger(__name__)
+
+
+def private_root() -> Path:
+    """The process's private default root ``<tmp>/dsh-spill-XXXXXX`` (0700), made on first use.
+
+    Named like Node's ``mkdtemp`` (six ``[A-Za-z0-9]``) so a later start-up sweep, of this
+    or of the reference implementation, recognises it as a prior default root."""
+    global _private_root
+    with _private_lock:
+        if _private_root is None:
+            base = default_roots_base()
+            while True:
+                path = Path(base) / (DEFAULT_ROOT_PREFIX + "".join(secrets.choice(_ROOT_ALPHABET) for _ in range(6)))
+                try:
+                    os.mkdir(path, 0o700)
+                except FileExistsError:
+                    continue
+                break
+            _private_root = path
+        return _private_root
+
+
+def _created_private_root() -> Path | None:
+    with _private_lock:
+        return _private_root
+
+
+def default_roots_base() -> str:
+    """Where default roots are made and prior ones discovered: the temp dir (``$TMPDIR``)."""
+    return tempfile.gettempdir()
 
 
 class LocalSpillStore(SpillStore):
     """Spill files under ``root`` (or a lazily created private ``dsh-spill-XXXXXX`` temp dir)."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None, *, random_prefix: Callable[[], str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, random_prefix: Callable[[], str] | None = None,
+                 cleanup_period_days: int = DEFAULT_CLEANUP_PERIOD_DAYS, warn: WarnFn | None = None,
+                 default_roots_base: str | os.PathLike[str] | None = None) -> None:
+        """``cleanup_period_days``: files older than this are deleted by the start-up sweep
+        (default 30; 0 disables it). ``warn`` receives the sweep's contained failures (default:
+        the ``spillscope.spill.local`` logger). ``default_roots_base`` is where prior default
+        roots are discovered (default: the temp dir), for tests and sandboxes."""
         # ``random_prefix`` exists for reproducible demos and tests; real use keeps the default.
         self._random_prefix = random_prefix or (lambda: secrets.token_hex(6))
         self._configured = None if root is None else Path(os.path.abspath(os.fspath(root)))
         self._root: Path | None = self._configured
         self._lock = threading.Lock()
+        self.cleanup_period_days = validate_period_days(cleanup_period_days)
+        self._warn: WarnFn = warn or _log.warning
+        self._base = None if default_roots_base is None else os.fspath(default_roots_base)
+        self._cleanup: threading.Thread | None = None
+        self._cleanup_report: SweepReport | None = None
+        if self.cleanup_period_days > 0:
+            # One best-effort sweep that never delays availability; not a daemon, so the
+            # interpreter waits for it rather than killing it between a stat and an unlink.
+            self._cleanup = threading.Thread(target=self._run_cleanup, name="spillscope-spill-sweep")
+            self._cleanup.start()
+
+    def _run_cleanup(self) -> None:
+        cutoff = cutoff_ms(self.cleanup_period_days * MS_PER_DAY)
+        base = self._base if self._base is not None else default_roots_base()
+        # Discover first, then read which root is active: a private root made before the
+        # listing is then already recorded (it is set under the same lock that made it).
+        discovered = discover_default_roots(base, self._warn)
+        # The configured root, and this process's default root if made: another store of
+        # the same process may be writing into it (the reference would prune it when empty).
+        active = [str(p) for p in (self._configured, _created_private_root()) if p is not None]
+        roots = gather_sweep_roots(active, self._warn, base, discovered=discovered)
+        self._cleanup_report = sweep_spill_roots(roots, cutoff, self._warn)
+
+    def wait_for_cleanup(self, timeout: float | None = None) -> SweepReport | None:
+        """Wait for the start-up sweep; its report, or ``None`` if disabled or still running."""
+        if self._cleanup is not None:
+            self._cleanup.join(timeout)
+            if self._cleanup.is_alive():
+                return None
+        return self._cleanup_report
 
     @property
     def root(self) -> Path:
         """The spill root; creating the private default root on first use."""
         with self._lock:
             if self._root is None:
-                self._root = Path(tempfile.mkdtemp(prefix=DEFAULT_ROOT_PREFIX))
+                self._root = private_root()
             return self._root
 
     async def save_text(self, request: SaveTextSpill) -> SpillRef:
