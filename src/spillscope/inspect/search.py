@@ -622,8 +622,8 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
                     count += 1
                 yield ev
             return
-        except _Irregular:
-            pass
+        except (_Irregular, ValueError):
+            pass  # an undecodable escape, or lines the fast path does not expect
         except OSError as exc:
             yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
             return
@@ -925,7 +925,8 @@ def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Tar
     from .verify import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)
-    findings = list(ins.findings) if logs is None else [f for f in ins.findings if f.code in ("unreadable", "malformed-log")]
+    # Only what makes an artifact (or a log's links) unsearchable concerns a search.
+    findings = [f for f in ins.findings if f.code in ("unreadable", "symlink", "malformed-log")]
     refs: dict[str, Any] = {}
     for link in ins.references:
         if link.artifact is not None and link.artifact.path not in refs:
@@ -938,7 +939,7 @@ def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Tar
     for art in sorted(ins.scan.artifacts(), key=lambda a: (a.session_dir, a.name)):
         if not art.is_regular:
             continue
-        kind = art.kind
+        kind: str = art.kind
         if kind == TRANSCRIPT and art.path in tools:
             kind = TOOL_OUTPUT
         elif kind == TRANSCRIPT:

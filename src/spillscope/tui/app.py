@@ -22,7 +22,7 @@ from .._format import count
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
-from ..reference.check import digest_transcript, keep_bytes_for, seen_byte_ranges
+from ..inspect.search import reference_seen_ranges
 from .document import open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
@@ -281,16 +281,7 @@ class SpillscopeApp(App[None]):
         """Per transcript message, the byte ranges the model saw (from the linked preview);
         a message missing from the result was not linked to a preview."""
         conv = link.entry.preview.get("conversation") or []
-        try:
-            _, views, _ = digest_transcript(path, keep_bytes_for(conv))
-        except Exception:
-            return {}
-        seen: dict[int, list[tuple[int, int]] | None] = {i: [] for i in range(1, len(views) + 1)}
-        for i, src in enumerate(link.recomputed.sources if link.recomputed else ()):
-            if src is not None and src - 1 < len(views) and isinstance(conv[i], dict):
-                ranges = seen_byte_ranges(str(conv[i].get("text", "")), views[src - 1])
-                seen[src] = ranges if ranges is not None else []
-        return seen
+        return reference_seen_ranges(path, conv, link.recomputed.sources if link.recomputed else ())
 
     # Filters and commands ----------------------------------------------------------
     def action_filter(self) -> None:

@@ -6,7 +6,6 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -18,6 +17,7 @@ from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
 from .._text import js_utf8, lone_surrogate_count
+from ..inspect.search import Hit, find_hits
 from ..reference.transcript import TranscriptError
 from .document import Document
 from .textview import TextView
@@ -90,13 +90,6 @@ def parse_goto(text: str) -> Goto | None:
         return None
     unit = (m.group(1) or "l").lower()[0]
     return Goto({"m": "message", "l": "line", "b": "byte", "c": "cp"}[unit], int(m.group(2)))
-
-
-@dataclass(frozen=True)
-class Hit:
-    start: int
-    end: int
-    seen: bool
 
 
 class ReaderScreen(Screen[None]):
@@ -380,44 +373,3 @@ def export_message(document: Document, message: int, path: str, forbidden: list[
     return len(data), lone_surrogate_count(text)
 
 
-CHUNK = 1 << 20
-MAX_HITS = 5000
-
-
-def find_hits(document: Document, message: int, query: str, seen: list[tuple[int, int]] | None,
-              cancelled: Callable[[], bool] = lambda: False) -> list[Hit]:
-    """Every match of ``query`` in the message (plain, or ``re:`` regex), chunk by chunk."""
-    if not query:
-        return []
-    if query.startswith("re:"):
-        try:
-            pattern = re.compile(query[3:])
-        except re.error:
-            return []
-        overlap = 4096
-    else:
-        pattern = re.compile(re.escape(query))
-        overlap = max(0, len(query) - 1)
-    total = document.messages[message - 1].code_points
-    hits: list[Hit] = []
-    pos = 0
-    last_end = -1
-    while pos < total and len(hits) < MAX_HITS and not cancelled():
-        text = document.read(message, pos, CHUNK + overlap)
-        for m in pattern.finditer(text):
-            s, e = pos + m.start(), pos + m.end()
-            if e == s or s < last_end:
-                continue
-            hits.append(Hit(s, e, False))
-            last_end = e
-            if len(hits) >= MAX_HITS:
-                break
-        pos += CHUNK
-    if seen is None:
-        return [Hit(h.start, h.end, False) for h in hits]
-    out = []
-    for h in hits[:1000]:
-        _, b0 = document.position(message, h.start)
-        _, b1 = document.position(message, h.end)
-        out.append(Hit(h.start, h.end, any(a <= b0 and b1 <= b for a, b in seen)))
-    return out + [Hit(h.start, h.end, False) for h in hits[1000:]]
