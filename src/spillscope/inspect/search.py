@@ -145,6 +145,7 @@ class SearchHit:
 _BACKSLASH = 0x5C
 _U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 _NO_PAIR_ESCAPES = {8, 9, 10, 12, 13}
+_ODD_ESCAPE = re.compile(rb"\\[u/]")
 
 
 def _odd_run_before(buf: bytes, p: int) -> bool:
@@ -170,10 +171,11 @@ def canonical_escapes(buf: bytes) -> bool:
     """True when every escape is spelled as JSON.stringify spells it (so the escaped
     needle finds every occurrence): no ``\\/``, and ``\\u`` only lowercase for controls
     without a short form and for lone surrogates."""
+    first = _ODD_ESCAPE.search(buf)  # one pass for both
+    if first is None:
+        return True
     if b"\\/" in buf:
         return False  # maybe a literal backslash before '/': the decoded search is exact either way
-    if b"\\u" not in buf:
-        return True
     prev_high_end = -1
     for m in _U_ESCAPE.finditer(buf):
         if _odd_run_before(buf, m.start()):
@@ -210,12 +212,14 @@ def decode_utf8(seg: bytes) -> str:
 
 def deframe(lines: bytes) -> bytes:
     """Fragment lines (``"…"\\n`` each) → the escaped text; ValueError if not framed so."""
-    if lines[:1] != b'"' or lines[-2:] != b'"\n' or lines.startswith(b'""\n') or b'\n""\n' in lines:
+    # An empty fragment line ("") vanishes here without changing the text: the parser
+    # refuses it, `verify` reports it; the search need not.
+    if lines[:1] != b'"' or lines[-2:] != b'"\n':
         raise ValueError("not plain fragment lines")
-    body = lines[1:-2].replace(b'"\n"', b"")
-    if b"\n" in body:
+    body = lines.replace(b'"\n"', b"")
+    if body.find(b"\n", 1, len(body) - 1) >= 0:
         raise ValueError("not plain fragment lines")
-    return body
+    return body[1:-2]
 
 
 def _ends_high(lines: bytes, end: int) -> bool:
