@@ -269,3 +269,20 @@ def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) ->
     assert [h.seen for h in hits][:2] == [True, False]
     assert len(S.find_hits(doc, 2, "re:needle\u754c", None)) == 50
     assert S.find_hits(doc, 2, "re:(", None) == []
+
+
+def test_notebook_search_table(tmp_path: Path) -> None:
+    import spillscope.notebook as nb
+
+    demo = write_demo(tmp_path / "demo")
+    insp = nb.open(demo.root, demo.logs)
+    res = insp.search("line 0000: ok")
+    records = res.to_records()
+    assert len(res) == 1 and records[0]["seen"] is True and records[0]["kind"] == "tool-output"
+    assert records[0]["match"] == "line 0000: ok"
+    html = res._repr_html_()
+    assert "<mark class='hit-seen'>line 0000: ok</mark>" in html
+    hostile = insp.search("\x1b[31mRED", max_count=1)
+    assert len(hostile) >= 1
+    assert "\x1b" not in hostile._repr_html_() and "␛[31mRED" in hostile._repr_html_()
+    assert "[[" in repr(hostile)
