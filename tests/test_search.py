@@ -286,3 +286,57 @@ def test_notebook_search_table(tmp_path: Path) -> None:
     assert len(hostile) >= 1
     assert "\x1b" not in hostile._repr_html_() and "␛[31mRED" in hostile._repr_html_()
     assert "[[" in repr(hostile)
+
+
+async def _wait(pilot: Any, predicate: Any, timeout: float = 10.0) -> None:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out")
+
+
+async def test_tui_root_search_streams_groups_and_opens_the_reader_at_the_hit(tmp_path: Path) -> None:
+    from spillscope.tui.app import SpillscopeApp
+    from spillscope.tui.screens import ReaderScreen
+    from spillscope.tui.search import SearchScreen, SearchTree
+
+    demo = write_demo(tmp_path / "demo")
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _wait(pilot, lambda: app.verified)
+        await pilot.press("s")
+        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        for ch in "appendix line 2":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await _wait(pilot, lambda: "done" in str(screen.query_one("#search-status").render()))
+        tree = screen.query_one(SearchTree)
+        sessions = list(tree.root.children)
+        assert sessions and all(s.children for s in sessions)  # session → artifact → hits
+        leaves = [leaf for s in sessions for a in s.children for leaf in a.children]
+        seen = [leaf.data.hit.seen for leaf in leaves if leaf.data and leaf.data.hit]
+        assert True in seen and False in seen
+        # The styles of seen and omitted hits differ, as in the reader.
+        assert tree.get_component_rich_style("search--seen") != tree.get_component_rich_style("search--omitted")
+        target = next(leaf for leaf in leaves if leaf.data and leaf.data.hit and leaf.data.hit.seen is False)
+        hit = target.data.hit
+        tree.focus()
+        tree.move_cursor(target)
+        await pilot.press("enter")
+        await _wait(pilot, lambda: isinstance(app.screen, ReaderScreen) and bool(app.screen.hits))
+        reader = app.screen
+        assert reader.message == hit.message
+        assert [(h.start, h.end, h.seen) for h in reader.hits] == [(hit.start, hit.end, False)]
+        assert reader.document.read(hit.message, hit.start, hit.end - hit.start) == hit.match
+        # Bad regex: said on the status line, nothing crashes.
+        await pilot.press("escape")
+        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen.query_one("#search-input").value = "re:("
+        screen.start("re:(")
+        assert "invalid regex" in str(screen.query_one("#search-status").render())

@@ -42,6 +42,7 @@ class SpillscopeApp(App[None]):
         Binding("f", "cycle_code", "Finding filter"),
         Binding("p", "toggle_pause", "Pause watch"),
         Binding("r", "refresh", "Rescan"),
+        Binding("s", "search_root", "Search all"),
         Binding("enter", "open", "Open", show=False),
     ]
     paused: reactive[bool] = reactive(False)
@@ -323,6 +324,11 @@ class SpillscopeApp(App[None]):
     def action_refresh(self) -> None:
         self.rescan()
 
+    def action_search_root(self) -> None:
+        from .search import SearchScreen
+
+        self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
@@ -337,6 +343,7 @@ class SpillscopeApp(App[None]):
         yield SystemCommand("Show all findings", "Clear the finding filter", lambda: self.set_code_filter(None))
         for code in CODES:
             yield SystemCommand(f"Filter: {code}", CODES[code][1], lambda c=code: self.set_code_filter(c))
+        yield SystemCommand("Search the whole root", "Exact search of every transcript and tool output", self.action_search_root)
         yield SystemCommand("Help", "Keys and conventions", self.action_help)
 
 

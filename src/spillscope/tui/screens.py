@@ -26,7 +26,7 @@ HELP = """\
 # spillscope
 
 **Browse** — `↑`/`↓` move, `Enter` opens a reference's transcript or an artifact,
-`/` filters the tree by text, `f` cycles the finding filter, `p` pauses the live watch,
+`/` filters the tree by text, `s` searches the exact text of the whole root, `f` cycles the finding filter, `p` pauses the live watch,
 `r` rescans, `ctrl+p` opens the command palette (themes too), `q` quits.
 
 **Reader** — `n`/`N` next/previous message, `g` go to (`m 3`, `l 120`, `b 5000`,
