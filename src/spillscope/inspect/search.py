@@ -48,9 +48,9 @@ from ..reference.transcript import (NOTE_2, ROLES, TITLE_LINE, Fragment, Incompl
 from .findings import Finding, finding
 
 #: Raw bytes read per window (whole lines; a window never holds more than about this).
-WINDOW = 4 << 20
+WINDOW = 1 << 20
 #: A regex match longer than this many code points may be cut at a window edge.
-REGEX_OVERLAP = 1 << 16
+REGEX_OVERLAP = 1 << 14
 #: Code points of context kept on each side of a hit (within its line).
 CONTEXT = 80
 #: Where a reader's search stops.
