@@ -340,3 +340,27 @@ async def test_tui_root_search_streams_groups_and_opens_the_reader_at_the_hit(tm
         screen.query_one("#search-input").value = "re:("
         screen.start("re:(")
         assert "invalid regex" in str(screen.query_one("#search-status").render())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.lists(ALPHABET, min_size=1, max_size=300).map("".join), seed=st.integers(0, 2**32),
+       window=st.sampled_from([16, 64, 4 << 20]))
+def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPathFactory, text: str, seed: int,
+                                                window: int) -> None:
+    rng = random.Random(seed)
+    path = tmp_path_factory.mktemp("tool") / "000000000001-bash.txt"
+    path.write_bytes(js_utf8(text))
+    exact = js_utf8(text).decode()  # what the file holds: lone surrogates became U+FFFD
+    old = S.WINDOW
+    S.WINDOW = window
+    try:
+        for _ in range(4):
+            a = rng.randrange(len(exact))
+            needle = exact[a : a + rng.randint(1, 30)]
+            for pattern in (S.Pattern(needle), S.Pattern(S.re.escape(needle), regex=True)):
+                got = list(S.search_tool_output(str(path), pattern))
+                assert [(h.start, h.end) for h in got] == brute(exact, needle)
+                assert all(h.byte_start == utf8_len(exact[: h.start]) for h in got)
+                assert all(h.match == needle for h in got)
+    finally:
+        S.WINDOW = old

@@ -437,6 +437,8 @@ class _PlainCodec:
             chunk = read_range(self.handle, min(WINDOW, end - pos), pos)
             if not chunk:
                 raise OSError("file shrank while searching")
+            if pos + len(chunk) < end:
+                chunk = chunk[: _char_cut(chunk)]  # never split a character between two decodes
             yield chunk
             pos += len(chunk)
 
@@ -520,28 +522,40 @@ class _MessageWindows:
             self.search.next_window_at(pos)
 
 
+def _char_cut(chunk: bytes) -> int:
+    """Where to cut UTF-8 bytes so that no character is split: before the last
+    character's lead byte when the chunk may end inside it (the whole chunk if that
+    would leave nothing)."""
+    cut = len(chunk)
+    while cut > 0 and chunk[cut - 1] & 0xC0 == 0x80 and len(chunk) - cut < 3:
+        cut -= 1
+    if cut > 0 and chunk[cut - 1] >= 0xC0:
+        cut -= 1  # never end on a lead byte
+    return cut if cut > 0 else len(chunk)
+
+
 def _plain_windows(handle: int, size: int, search: _MessageSearch) -> Iterator[_Window]:
     pos = 0
     carry_raw = search.carry_bytes()
+    want = WINDOW
     while pos < size:
-        chunk = read_range(handle, min(WINDOW, size - pos), pos)
+        chunk = read_range(handle, min(want, size - pos), pos)
         if not chunk:
             return
-        final = pos + len(chunk) >= size
-        if final:
+        if pos + len(chunk) >= size:
             yield _Window(pos, chunk, len(chunk), True)
             return
-        cut = len(chunk)
-        while cut > 0 and chunk[cut - 1] & 0xC0 == 0x80:
-            cut -= 1
-        if cut > 0 and chunk[cut - 1] >= 0xC0:
-            cut -= 1  # never end on a lead byte
-        chunk = chunk[:cut] if cut > 0 else chunk
-        back = max(1, len(chunk) - carry_raw) if len(chunk) > carry_raw else len(chunk)
+        chunk = chunk[: _char_cut(chunk)]
+        if len(chunk) <= carry_raw:
+            want *= 2  # the carry needs more than this window: read more
+            continue
+        want = WINDOW
+        back = len(chunk) - carry_raw
         while 0 < back < len(chunk) and chunk[back] & 0xC0 == 0x80:
             back -= 1
         if back <= 0:
-            back = len(chunk)
+            want *= 2
+            continue
         yield _Window(pos, chunk, back, False)
         pos += back
         search.next_window_at(pos)
