@@ -42,7 +42,7 @@ class SpillscopeApp(App[None]):
         Binding("f", "cycle_code", "Finding filter"),
         Binding("p", "toggle_pause", "Pause watch"),
         Binding("r", "refresh", "Rescan"),
-        Binding("s", "search_root", "Search all"),
+        Binding("s", "search_root", "Search all", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
     paused: reactive[bool] = reactive(False)
