@@ -155,9 +155,9 @@ class SearchScreen(Screen[None]):
     @staticmethod
     def hit_label(tree: SearchTree, h: SearchHit) -> Text:
         cls = {True: "search--seen", False: "search--omitted", None: "search--unlinked"}[h.seen]
-        where = f"msg {h.message} " if h.message is not None else ""
+        where = f"msg {h.message:>3} " if h.message is not None else ""
         word = {True: "seen", False: "omitted", None: "unlinked"}[h.seen]
-        out = Text(f"{where}cp {h.start}  {word:<8} ")
+        out = Text(f"{where}cp {h.start:>9}  {word:<8}  ")
         out.append_text(safe(h.before.replace("\n", "↵")))
         at = len(out)
         out.append_text(safe(h.match.replace("\n", "↵")))
