@@ -364,3 +364,39 @@ def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPat
                 assert all(h.match == needle for h in got)
     finally:
         S.WINDOW = old
+
+
+def test_grep_on_the_upstream_fixtures_with_rebase() -> None:
+    """Real artifacts and logs of the reference implementation: offsets against
+    read_transcript, and a tool output's seen/omitted against the text the model got."""
+    from conftest import UPSTREAM
+
+    manifest = json.loads((UPSTREAM / "manifest.json").read_text())
+    old_root = manifest["spillRoot"]["originalRoot"]
+    root, logs = UPSTREAM / "spill-root", UPSTREAM / "sessions"
+    proc = run("grep", "-E", r"line [0-9]{4}: ok", str(root), "--logs", str(logs), "--rebase", old_root, "--json")
+    assert proc.returncode == 0, proc.stderr
+    hits = jsonl(proc.stdout)
+    tool = [h for h in hits if h["kind"] == "tool-output"]
+    assert tool and {h["session"] for h in tool} != {None}
+    checked = set()
+    for path in {h["path"] for h in tool}:
+        text = Path(path).read_bytes().decode()
+        art = next(a for a in manifest["artifacts"] if path.endswith(a["path"]))
+        case = next((c for c in manifest["toolCases"] if c["callId"] == art["source"].get("callId") and c["replaced"]), None)
+        if case is None:
+            assert {h["seen"] for h in tool if h["path"] == path} == {None}  # the orphan: no notice
+            continue
+        preview = case["finalText"][: case["finalText"].rindex("\n\n(Omitted")]
+        for h in tool:
+            if h["path"] == path:
+                match = text[h["start"] : h["end"]]
+                assert h["seen"] is (match in preview), match
+                checked.add(h["seen"])
+    assert checked == {True, False}
+    # Transcripts: a phrase with a lone surrogate, by JSON pattern; offsets against the reader.
+    proc = run("grep", "--json-pattern", '"\\ud800"', str(root), "--logs", str(logs), "--rebase", old_root, "--json")
+    hits = jsonl(proc.stdout)
+    assert hits and all(h["seen"] is not None for h in hits)
+    for h in hits:
+        assert read_transcript(h["path"]).messages[h["message"] - 1].text[h["start"] : h["end"]] == "\ud800"
