@@ -398,5 +398,6 @@ def test_grep_on_the_upstream_fixtures_with_rebase() -> None:
     proc = run("grep", "--json-pattern", '"\\ud800"', str(root), "--logs", str(logs), "--rebase", old_root, "--json")
     hits = jsonl(proc.stdout)
     assert hits and all(h["seen"] is not None for h in hits)
+    texts = {p: [m.text for m in read_transcript(p).messages] for p in {h["path"] for h in hits}}
     for h in hits:
-        assert read_transcript(h["path"]).messages[h["message"] - 1].text[h["start"] : h["end"]] == "\ud800"
+        assert texts[h["path"]][h["message"] - 1][h["start"] : h["end"]] == "\ud800"
