@@ -264,6 +264,8 @@ class _MessageSearch:
         self.known_cp = 0
         self.known_bytes = 0
         self.last_end = -1  # code point where the last hit ended (hits never overlap)
+        #: True when a window was counted to its carry point: the next window starts there.
+        self._pending_next = False
 
     def carry_bytes(self) -> int:
         if self.needle is not None:
@@ -359,7 +361,7 @@ class _MessageSearch:
     def next_window_at(self, raw: int) -> None:
         """The caller's next window starts at ``raw``: counting there is known if a
         window was just counted to its carry point."""
-        if getattr(self, "_pending_next", False):
+        if self._pending_next:
             self.known_raw = raw
             self._pending_next = False
 
