@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from spillscope._text import js_json_string, js_utf8, utf8_len
 from spillscope.demo import write_demo
+from spillscope.inspect import artifact_search as A
 from spillscope.inspect import search as S
 from spillscope.reference.transcript import TranscriptIndex, read_transcript, render_transcript
 
@@ -237,8 +238,8 @@ def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPa
         path.write_bytes(js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None,
                                                     "capturedThroughSeq": 1, "conversation": conv}, 3)))
     exact = [m.text for m in read_transcript(path).messages]
-    old = S.WINDOW
-    S.WINDOW = window
+    old = A.WINDOW
+    A.WINDOW = window
     try:
         for _ in range(4):
             k = rng.randrange(len(exact))
@@ -246,15 +247,15 @@ def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPa
             a = rng.randrange(len(text))
             needle = text[a : a + rng.randint(1, 40)]
             want = [(i + 1, s, e) for i, t in enumerate(exact) for s, e in brute(t, needle)]
-            for pattern in (S.Pattern(needle), S.Pattern(S.re.escape(needle), regex=True)):
-                got = [ev for ev in S.search_transcript(str(path), pattern) if isinstance(ev, S._Located)]
+            for pattern in (S.Pattern(needle), S.Pattern(re.escape(needle), regex=True)):
+                got = [ev for ev in S.search_transcript(str(path), pattern) if isinstance(ev, A._Located)]
                 assert [(ev.message, ev.hit.start, ev.hit.end) for ev in got] == want
                 for ev in got:
                     t = exact[ev.message - 1]
                     assert ev.hit.byte_start == utf8_len(t[: ev.hit.start])
                     assert ev.hit.byte_end == utf8_len(t[: ev.hit.end])
     finally:
-        S.WINDOW = old
+        A.WINDOW = old
 
 
 def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) -> None:
@@ -351,19 +352,19 @@ def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPat
     path = tmp_path_factory.mktemp("tool") / "000000000001-bash.txt"
     path.write_bytes(js_utf8(text))
     exact = js_utf8(text).decode()  # what the file holds: lone surrogates became U+FFFD
-    old = S.WINDOW
-    S.WINDOW = window
+    old = A.WINDOW
+    A.WINDOW = window
     try:
         for _ in range(4):
             a = rng.randrange(len(exact))
             needle = exact[a : a + rng.randint(1, 30)]
-            for pattern in (S.Pattern(needle), S.Pattern(S.re.escape(needle), regex=True)):
+            for pattern in (S.Pattern(needle), S.Pattern(re.escape(needle), regex=True)):
                 got = list(S.search_tool_output(str(path), pattern))
                 assert [(h.start, h.end) for h in got] == brute(exact, needle)
                 assert all(h.byte_start == utf8_len(exact[: h.start]) for h in got)
                 assert all(h.match == needle for h in got)
     finally:
-        S.WINDOW = old
+        A.WINDOW = old
 
 
 def test_grep_on_the_upstream_fixtures_with_rebase() -> None:
