@@ -34,6 +34,10 @@ HELP = """\
 regex), `F3`/`shift+F3` next/previous hit, `y` copies the message, `e` exports it to a
 file, `Escape` goes back.
 
+**Search all** (`s`) — the exact text of every transcript and tool output under the
+root (`re:` for a regex, `i:` to ignore case); hits stream in grouped by session and
+artifact, and `Enter` opens the reader at one.
+
 Search hits are green when the model **saw** them (inside the preview) and red when
 they were **omitted** (only in the saved artifact).
 
