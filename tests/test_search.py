@@ -402,3 +402,18 @@ def test_grep_on_the_upstream_fixtures_with_rebase() -> None:
     texts = {p: [m.text for m in read_transcript(p).messages] for p in {h["path"] for h in hits}}
     for h in hits:
         assert texts[h["path"]][h["message"] - 1][h["start"] : h["end"]] == "\ud800"
+
+
+def test_grep_in_a_transcript_cut_off_mid_write(tmp_path: Path) -> None:
+    root = write_root(tmp_path, [["first needle here", "x" * 100 + "second needle " + "y" * 100]])
+    path = next(root.rglob("*.txt"))
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"second needle") + 20])  # cut inside a fragment line
+    proc = run("grep", "needle", str(root), "--json")
+    assert proc.returncode == 0
+    hits = jsonl(proc.stdout)
+    exact = read_transcript(path)
+    assert not exact.complete
+    want = [(i + 1, s) for i, m in enumerate(exact.messages) for s, _ in brute(m.text, "needle")]
+    assert [(h["message"], h["start"]) for h in hits] == want and (1, 6) in want
+    assert b"incomplete-artifact" in proc.stderr
