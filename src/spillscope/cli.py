@@ -1,4 +1,4 @@
-"""The ``spillscope`` command line: ls, cat, verify, prune, watch, demo, tui.
+"""The ``spillscope`` command line: ls, cat, grep, verify, prune, watch, demo, tui.
 
 JSON output (``--json``) is the stable interface, documented in docs/cli.md; the human
 output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on``
@@ -171,6 +171,25 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if result.report.errors else 0
 
 
+def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
+    from ._grep import GrepError, grep
+    from .inspect.search import Pattern
+
+    try:
+        text = args.pattern
+        if args.json_pattern:
+            try:
+                text = loads_exact(text)
+            except ValueError as exc:
+                raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
+            if not isinstance(text, str):
+                raise UsageError("--json-pattern: PATTERN is not a JSON string")
+        return grep(args.root, Pattern(text, regex=args.regex, ignore_case=args.ignore_case), out, sys.stderr,
+                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count)
+    except GrepError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
     from .inspect.watch import watch_root
 
@@ -278,6 +297,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_prune)
 
+    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none")
+    sp.add_argument("pattern", help="a fixed string (default) or, with -E, a Python regex")
+    common(sp)
+    sp.add_argument("-i", "--ignore-case", action="store_true")
+    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is a regex")
+    sp.add_argument("--json-pattern", action="store_true",
+                    help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
+    sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
+    sp.add_argument("-m", "--max-count", type=positive_int, metavar="N", help="stop after N hits per artifact")
+    sp.set_defaults(func=cmd_grep)
+
     sp = sub.add_parser("watch", help="one line per change under a live spill root")
     sp.add_argument("root")
     sp.add_argument("--json", action="store_true")
@@ -305,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {"ls", "cat", "verify", "prune", "watch", "demo", "tui", "serve"}
+    commands = {"ls", "cat", "grep", "verify", "prune", "watch", "demo", "tui", "serve"}
     if argv and argv[0] not in commands and not argv[0].startswith("-"):
         argv = ["tui", *argv]  # `spillscope ROOT` opens the TUI
     try:

@@ -16,6 +16,7 @@ from ._format import count, human_age, human_size
 from ._text import visible
 from .inspect.findings import SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
+from .inspect.search import Pattern, SearchHit, search_root
 from .inspect.verify import Inspection, ReferenceLink, inspect_root
 from .inspect.watch import ChangeEvent, awatch_root
 from .reference.transcript import Transcript, read_transcript
@@ -248,6 +249,50 @@ class Session:
                      f"<div>references:<ul>{refs}</ul></div>")
 
 
+class SearchResults:
+    """Hits of :meth:`Inspector.search`: a table (HTML with the hit marked, green when
+    the model saw it, red when omitted), ``to_records()`` in the ``grep --json`` shape
+    plus the context, and the artifacts that could not be searched (``findings``)."""
+
+    def __init__(self, pattern: str, hits: list[SearchHit], findings: list[Finding]) -> None:
+        self.pattern, self.hits, self.findings = pattern, hits, Findings(findings)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self) -> Iterator[SearchHit]:
+        return iter(self.hits)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [{**h.to_json(), "role": h.role, "before": h.before, "match": h.match, "after": h.after} for h in self.hits]
+
+    def __repr__(self) -> str:
+        lines = [f"{count(len(self.hits), 'hit')} for {visible(self.pattern)!r}"]
+        for h in self.hits:
+            where = f"message {h.message}" if h.message is not None else "tool output"
+            seen = {True: "seen", False: "omitted", None: "unlinked"}[h.seen]
+            lines.append(f"  {visible(h.path)} {where} cp {h.start}-{h.end} {seen}: "
+                         f"{visible(h.before)}[[{visible(h.match)}]]{visible(h.after)}")
+        if len(self.findings):
+            lines.append(f"  not searched: {count(len(self.findings), 'artifact')}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for h in self.hits:
+            cls = {True: "seen", False: "omitted", None: "unlinked"}[h.seen]
+            where = f"message {h.message} ({esc(h.role)})" if h.message is not None else "tool output"
+            rows.append(f"<tr><td>{esc(h.path)}</td><td>{esc(h.session or h.session_dir)}</td><td>{where}</td>"
+                        f"<td>{h.start}–{h.end}</td><td><span class='hit-{cls}'>{cls}</span></td>"
+                        f"<td>{esc(h.before)}<mark class='hit-{cls}'>{esc(h.match)}</mark>{esc(h.after)}</td></tr>")
+        style = ("<style>.spillscope .hit-seen{background:#2e7d32;color:#fff}.spillscope .hit-omitted{background:#c62828;"
+                 "color:#fff}.spillscope .hit-unlinked{background:#f9a825;color:#000}</style>")
+        bad = f"<div class='bad'>not searched: {count(len(self.findings), 'artifact')}</div>" if len(self.findings) else ""
+        return _wrap(f"{style}<b>{count(len(self.hits), 'hit')}</b> for <code>{esc(self.pattern)}</code>{bad}"
+                     "<table><tr><th>artifact</th><th>session</th><th>where</th><th>code points</th><th>model</th>"
+                     f"<th>context</th></tr>{''.join(rows)}</table>")
+
+
 class Inspector:
     """A spill root (and optionally its logs), inspected once; call :meth:`refresh` to rescan."""
 
@@ -295,6 +340,17 @@ class Inspector:
 
     def transcript(self, path: str | os.PathLike[str]) -> TranscriptView:
         return TranscriptView(read_transcript(path))
+
+    def search(self, pattern: str, *, regex: bool = False, ignore_case: bool = False,
+               max_count: int | None = None) -> SearchResults:
+        """Every hit of ``pattern`` in the exact text of the root's transcripts and tool
+        outputs (what ``spillscope grep`` finds), with seen/omitted from the logs."""
+        hits: list[SearchHit] = []
+        bad: list[Finding] = []
+        for ev in search_root(self.root, Pattern(pattern, regex, ignore_case), logs=self.logs, rebase=self.rebase,
+                              max_count=max_count):
+            (bad if isinstance(ev, Finding) else hits).append(ev)  # type: ignore[arg-type]
+        return SearchResults(pattern, hits, bad)
 
     def verify(self) -> Findings:
         """Rescan and return the findings (worst first)."""

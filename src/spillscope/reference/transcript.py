@@ -22,6 +22,7 @@ import os
 import re
 import threading
 from array import array
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Generator, Iterator, Union
 
@@ -558,27 +559,36 @@ class MessageIndex:
 
 
 def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
-    """Add a batch of fragments to ``cur``: totals, plus a checkpoint every 128 lines."""
+    """Add a batch of fragments to ``cur``: totals, plus a checkpoint every 128 lines.
+
+    The batch is joined once; checkpoint segments are slices of it, and the totals are
+    the sums of the segments (each UTF-8 length is taken once, not twice)."""
     texts, offset = ev.texts, ev.offset
-    first = (-cur.fragments) % CHECKPOINT_EVERY
-    if first < len(texts):
-        # Walk only the checkpoint positions; totals between them come from slices.
-        prev = 0
-        cp, nbytes, nl = cur.code_points, cur.utf8_bytes, cur.newlines
-        off = offset
-        for i in range(first, len(texts), CHECKPOINT_EVERY):
-            seg = "".join(texts[prev:i])
-            cp += len(seg)
-            nbytes += utf8_len(seg)
-            nl += seg.count("\n")
-            off += sum(map(len, ev.raw[prev:i])) + (i - prev)
-            cur.checkpoints.extend((off, cp, nbytes, nl))
-            prev = i
     whole = "".join(texts)
+    ascii_ = whole.isascii()  # O(1) for a str: then bytes == code points
+    first = (-cur.fragments) % CHECKPOINT_EVERY
+    nbytes, nl = cur.utf8_bytes, cur.newlines
+    prev = 0
+    if first < len(texts):
+        cps = [0, *accumulate(map(len, texts))]
+        raws = [0, *accumulate(map(len, ev.raw))]
+        base_cp = cur.code_points
+        for i in range(first, len(texts), CHECKPOINT_EVERY):
+            seg = whole[prev : cps[i]]
+            nbytes += len(seg) if ascii_ else utf8_len(seg)
+            nl += seg.count("\n")
+            cur.checkpoints.extend((offset + raws[i] + i, base_cp + cps[i], nbytes, nl))
+            prev = cps[i]
+    rest = whole[prev:] if prev else whole
+    nbytes += len(rest) if ascii_ else utf8_len(rest)
+    nl += rest.count("\n")
+    if ev.surrogates:
+        # Halves of a pair in two segments: the batch total counts them joined, as before.
+        nbytes = cur.utf8_bytes + utf8_len(whole)
     cur.fragments += len(texts)
     cur.code_points += len(whole)
-    cur.utf8_bytes += utf8_len(whole)
-    cur.newlines += whole.count("\n")
+    cur.utf8_bytes = nbytes
+    cur.newlines = nl
     cur.end = ev.end
 
 

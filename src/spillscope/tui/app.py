@@ -22,7 +22,7 @@ from .._format import count
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
-from ..reference.check import digest_transcript, keep_bytes_for, seen_byte_ranges
+from ..inspect.search import reference_seen_ranges
 from .document import open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
@@ -42,6 +42,7 @@ class SpillscopeApp(App[None]):
         Binding("f", "cycle_code", "Finding filter"),
         Binding("p", "toggle_pause", "Pause watch"),
         Binding("r", "refresh", "Rescan"),
+        Binding("s", "search_root", "Search all", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
     paused: reactive[bool] = reactive(False)
@@ -281,16 +282,7 @@ class SpillscopeApp(App[None]):
         """Per transcript message, the byte ranges the model saw (from the linked preview);
         a message missing from the result was not linked to a preview."""
         conv = link.entry.preview.get("conversation") or []
-        try:
-            _, views, _ = digest_transcript(path, keep_bytes_for(conv))
-        except Exception:
-            return {}
-        seen: dict[int, list[tuple[int, int]] | None] = {i: [] for i in range(1, len(views) + 1)}
-        for i, src in enumerate(link.recomputed.sources if link.recomputed else ()):
-            if src is not None and src - 1 < len(views) and isinstance(conv[i], dict):
-                ranges = seen_byte_ranges(str(conv[i].get("text", "")), views[src - 1])
-                seen[src] = ranges if ranges is not None else []
-        return seen
+        return reference_seen_ranges(path, conv, link.recomputed.sources if link.recomputed else ())
 
     # Filters and commands ----------------------------------------------------------
     def action_filter(self) -> None:
@@ -332,6 +324,11 @@ class SpillscopeApp(App[None]):
     def action_refresh(self) -> None:
         self.rescan()
 
+    def action_search_root(self) -> None:
+        from .search import SearchScreen
+
+        self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
@@ -346,6 +343,7 @@ class SpillscopeApp(App[None]):
         yield SystemCommand("Show all findings", "Clear the finding filter", lambda: self.set_code_filter(None))
         for code in CODES:
             yield SystemCommand(f"Filter: {code}", CODES[code][1], lambda c=code: self.set_code_filter(c))
+        yield SystemCommand("Search the whole root", "Exact search of every transcript and tool output", self.action_search_root)
         yield SystemCommand("Help", "Keys and conventions", self.action_help)
 
 

@@ -6,7 +6,6 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -18,6 +17,7 @@ from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
 from .._text import js_utf8, lone_surrogate_count
+from ..inspect.search import Hit, find_hits
 from ..reference.transcript import TranscriptError
 from .document import Document
 from .textview import TextView
@@ -26,13 +26,17 @@ HELP = """\
 # spillscope
 
 **Browse** — `↑`/`↓` move, `Enter` opens a reference's transcript or an artifact,
-`/` filters the tree by text, `f` cycles the finding filter, `p` pauses the live watch,
+`/` filters the tree by text, `s` searches the exact text of the whole root, `f` cycles the finding filter, `p` pauses the live watch,
 `r` rescans, `ctrl+p` opens the command palette (themes too), `q` quits.
 
 **Reader** — `n`/`N` next/previous message, `g` go to (`m 3`, `l 120`, `b 5000`,
 `c 100000`, or a bare line number), `w` wraps on/off, `/` searches (prefix `re:` for a
 regex), `F3`/`shift+F3` next/previous hit, `y` copies the message, `e` exports it to a
 file, `Escape` goes back.
+
+**Search all** (`s`) — the exact text of every transcript and tool output under the
+root (`re:` for a regex, `i:` to ignore case); hits stream in grouped by session and
+artifact, and `Enter` opens the reader at one.
 
 Search hits are green when the model **saw** them (inside the preview) and red when
 they were **omitted** (only in the saved artifact).
@@ -90,13 +94,6 @@ def parse_goto(text: str) -> Goto | None:
         return None
     unit = (m.group(1) or "l").lower()[0]
     return Goto({"m": "message", "l": "line", "b": "byte", "c": "cp"}[unit], int(m.group(2)))
-
-
-@dataclass(frozen=True)
-class Hit:
-    start: int
-    end: int
-    seen: bool
 
 
 class ReaderScreen(Screen[None]):
@@ -380,44 +377,3 @@ def export_message(document: Document, message: int, path: str, forbidden: list[
     return len(data), lone_surrogate_count(text)
 
 
-CHUNK = 1 << 20
-MAX_HITS = 5000
-
-
-def find_hits(document: Document, message: int, query: str, seen: list[tuple[int, int]] | None,
-              cancelled: Callable[[], bool] = lambda: False) -> list[Hit]:
-    """Every match of ``query`` in the message (plain, or ``re:`` regex), chunk by chunk."""
-    if not query:
-        return []
-    if query.startswith("re:"):
-        try:
-            pattern = re.compile(query[3:])
-        except re.error:
-            return []
-        overlap = 4096
-    else:
-        pattern = re.compile(re.escape(query))
-        overlap = max(0, len(query) - 1)
-    total = document.messages[message - 1].code_points
-    hits: list[Hit] = []
-    pos = 0
-    last_end = -1
-    while pos < total and len(hits) < MAX_HITS and not cancelled():
-        text = document.read(message, pos, CHUNK + overlap)
-        for m in pattern.finditer(text):
-            s, e = pos + m.start(), pos + m.end()
-            if e == s or s < last_end:
-                continue
-            hits.append(Hit(s, e, False))
-            last_end = e
-            if len(hits) >= MAX_HITS:
-                break
-        pos += CHUNK
-    if seen is None:
-        return [Hit(h.start, h.end, False) for h in hits]
-    out = []
-    for h in hits[:1000]:
-        _, b0 = document.position(message, h.start)
-        _, b1 = document.position(message, h.end)
-        out.append(Hit(h.start, h.end, any(a <= b0 and b1 <= b for a, b in seen)))
-    return out + [Hit(h.start, h.end, False) for h in hits[1000:]]

@@ -1,0 +1,211 @@
+"""The root-wide search screen: every hit in the exact text of the root's transcripts and
+tool outputs, streamed from a worker and grouped by session and artifact; hits the model
+saw are green, omitted ones red (as in the reader). Enter opens the reader at the hit."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static, Tree
+from textual.widgets.tree import TreeNode
+from textual.worker import get_current_worker
+
+from .._format import count
+from ..inspect.findings import Finding
+from ..inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
+from .widgets import safe
+
+#: The screen stops listing (and searching) after this many hits.
+MAX_SHOWN = 10000
+
+
+@dataclass(frozen=True)
+class HitNode:
+    """What a tree node stands for: a hit (``hit`` set) or a group."""
+
+    hit: SearchHit | None = None
+
+
+def parse_query(text: str) -> Pattern | None:
+    """``re:`` + a regex, ``i:`` to ignore case (``i:re:`` both), else a fixed string."""
+    ignore = False
+    if text.startswith("i:"):
+        ignore, text = True, text[2:]
+    if not text:
+        return None
+    if text.startswith("re:"):
+        return Pattern(text[3:], regex=True, ignore_case=ignore)
+    return Pattern(text, ignore_case=ignore)
+
+
+class SearchTree(Tree[HitNode]):
+    COMPONENT_CLASSES = {"search--seen", "search--omitted", "search--unlinked"}
+
+
+class SearchScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, root: str, logs: str | None, rebase: str | None, query: str = "") -> None:
+        super().__init__()
+        self.root, self.logs, self.rebase = root, logs, rebase
+        self.initial = query
+        self.hits = 0
+        self.bad = 0
+        self.running = False
+        self._sessions: dict[str, TreeNode[HitNode]] = {}
+        self._artifacts: dict[str, TreeNode[HitNode]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Input(value=self.initial, placeholder="search the whole root (re: regex, i: ignore case) — Enter to search",
+                    id="search-input")
+        yield SearchTree("hits", id="search-tree")
+        yield Static(id="search-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        tree = self.query_one(SearchTree)
+        tree.show_root = False
+        tree.root.expand()
+        self.query_one(Input).focus()
+        self.set_status("type a phrase and press Enter")
+        if self.initial:
+            self.start(self.initial)
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#search-status", Static).update(Text(text))
+
+    @on(Input.Submitted, "#search-input")
+    def submitted(self, event: Input.Submitted) -> None:
+        self.start(event.value)
+        self.query_one(SearchTree).focus()
+
+    def start(self, query: str) -> None:
+        pattern = parse_query(query)
+        if pattern is None:
+            return
+        try:
+            pattern.compile()
+        except PatternError as exc:
+            self.set_status(f"cannot search: {exc}")
+            return
+        tree = self.query_one(SearchTree)
+        tree.clear()
+        tree.root.expand()
+        self._sessions.clear()
+        self._artifacts.clear()
+        self.hits = self.bad = 0
+        self.running = True
+        self.set_status("searching…")
+        self.run_search(pattern)
+
+    @work(thread=True, exclusive=True, group="root-search")
+    def run_search(self, pattern: Pattern) -> None:
+        worker = get_current_worker()
+        batch: list[SearchHit | Finding] = []
+        last = time.monotonic()
+        shown = 0
+        try:
+            for ev in search_root(self.root, pattern, logs=self.logs, rebase=self.rebase,
+                                  cancelled=lambda: worker.is_cancelled):
+                batch.append(ev)
+                shown += isinstance(ev, SearchHit)
+                if time.monotonic() - last > 0.1 or shown >= MAX_SHOWN:
+                    last = time.monotonic()
+                    self.app.call_from_thread(self.add_results, batch)
+                    batch = []
+                if shown >= MAX_SHOWN:
+                    break
+        except Exception as exc:  # a vanished root: say so, never crash
+            self.app.call_from_thread(self.set_status, f"search failed: {exc}")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.add_results, batch, True, shown >= MAX_SHOWN)
+
+    def add_results(self, batch: list[SearchHit | Finding], done: bool = False, capped: bool = False) -> None:
+        if not self.is_attached:
+            return
+        tree = self.query_one(SearchTree)
+        for ev in batch:
+            if isinstance(ev, Finding):
+                self.bad += 1
+                tree.root.add_leaf(safe(f"⚠ {ev.code}: {ev.where} {ev.detail}", "bold yellow"), HitNode())
+                continue
+            self.hits += 1
+            key = ev.session_dir
+            snode = self._sessions.get(key)
+            if snode is None:
+                label = f"{ev.session} ({key})" if ev.session else key
+                snode = self._sessions[key] = tree.root.add(safe(label, "bold"), HitNode(), expand=True)
+            anode = self._artifacts.get(ev.path)
+            if anode is None:
+                name = ev.path.rsplit("/", 1)[-1]
+                anode = self._artifacts[ev.path] = snode.add(safe(f"{name}  [{ev.kind}]", "cyan"), HitNode(), expand=True)
+            anode.add_leaf(self.hit_label(tree, ev), HitNode(ev))
+        state = "done" if done else "searching…"
+        note = f" (stopped at {MAX_SHOWN})" if capped else ""
+        bad = f", {count(self.bad, 'artifact')} not searched" if self.bad else ""
+        self.set_status(f"{count(self.hits, 'hit')}{note} in {count(len(self._artifacts), 'artifact')}{bad} · {state}")
+
+    @staticmethod
+    def hit_label(tree: SearchTree, h: SearchHit) -> Text:
+        cls = {True: "search--seen", False: "search--omitted", None: "search--unlinked"}[h.seen]
+        where = f"msg {h.message:>3} " if h.message is not None else ""
+        word = {True: "seen", False: "omitted", None: "unlinked"}[h.seen]
+        out = Text(f"{where}cp {h.start:>9}  {word:<8}  ")
+        out.append_text(safe(h.before.replace("\n", "↵")))
+        at = len(out)
+        out.append_text(safe(h.match.replace("\n", "↵")))
+        out.stylize(tree.get_component_rich_style(cls), at, len(out))
+        out.append_text(safe(h.after.replace("\n", "↵")))
+        return out
+
+    @on(Tree.NodeHighlighted, "#search-tree")
+    def highlighted(self, event: Tree.NodeHighlighted[HitNode]) -> None:
+        event.stop()  # the browse tree's handlers in the app are not for these nodes
+
+    @on(Tree.NodeSelected, "#search-tree")
+    def selected(self, event: Tree.NodeSelected[HitNode]) -> None:
+        event.stop()
+        data = event.node.data
+        if data is not None and data.hit is not None:
+            self.open_hit(data.hit)
+
+    @work(thread=True, exclusive=True, group="open-hit")
+    def open_hit(self, h: SearchHit) -> None:
+        from .document import open_document
+        from .screens import ReaderScreen
+
+        app = self.app
+        try:
+            document = open_document(h.path, h.kind)
+            index = getattr(document, "index", None)
+            if index is not None and h.message is not None:
+                index.ensure(h.message, h.end + 1)
+        except Exception as exc:
+            app.call_from_thread(app.notify, f"cannot open {h.path}: {exc}", severity="error", timeout=8)
+            return
+        k = h.message or 1
+        seen: dict[int, list[tuple[int, int]] | None] = {}
+        link = getattr(app, "preview_link", lambda p: None)(h.path)
+        if link is not None:
+            seen = app.seen_ranges(h.path, link)  # type: ignore[attr-defined]
+        forbidden = [p for p in (self.root, self.logs) if p]
+        reader = ReaderScreen(document, h.path.rsplit("/", 1)[-1], seen, forbidden)
+
+        def place() -> None:
+            reader.show_message(k, h.start)
+            reader.apply_hits([Hit(h.start, h.end, bool(h.seen))])
+            reader.view.current_hit = 0
+            reader.view.refresh()
+
+        def push() -> None:
+            app.push_screen(reader)
+            reader.call_after_refresh(place)
+
+        app.call_from_thread(push)

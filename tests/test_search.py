@@ -1,0 +1,419 @@
+"""Root-wide exact search (`spillscope grep`, inspect/search.py) and the reader's search."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spillscope._text import js_json_string, js_utf8, utf8_len
+from spillscope.demo import write_demo
+from spillscope.inspect import artifact_search as A
+from spillscope.inspect import search as S
+from spillscope.reference.transcript import TranscriptIndex, read_transcript, render_transcript
+
+TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "😀", "e\u0301", "\r\n", "\u2028",
+          "/", "u", "n", "界", "\\u0041", "\\n"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, timeout=120)
+
+
+def jsonl(out: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.decode().splitlines()]
+
+
+def write_root(tmp: Path, conversations: list[list[str]], tools: list[str] = ()) -> Path:
+    """A spill root with one transcript per conversation (as the reference writes it)
+    and tool outputs; no logs."""
+    root = tmp / "root"
+    sdir = root / "session-0123456789ab"
+    sdir.mkdir(parents=True)
+    for i, texts in enumerate(conversations, 1):
+        conv = [{"role": "user" if j % 2 == 0 else "assistant", "text": t} for j, t in enumerate(texts)]
+        data = render_transcript({"sessionId": "src", "label": "l", "cwd": None, "capturedThroughSeq": 3,
+                                  "conversation": conv}, 3)
+        (sdir / f"{i:012x}-session-reference-{i}.txt").write_bytes(js_utf8(data))
+    for i, text in enumerate(tools, 1):
+        (sdir / f"{i + 100:012x}-bash.txt").write_bytes(js_utf8(text))
+    return root
+
+
+def brute(text: str, needle: str) -> list[tuple[int, int]]:
+    out, i = [], text.find(needle)
+    while i >= 0:
+        out.append((i, i + len(needle)))
+        i = text.find(needle, i + len(needle))
+    return out
+
+
+CASES = {
+    "across a fragment line": ("x" * 60 + "crossing the line" + "y" * 100, "crossing the line"),
+    "quote": ('say "hello" to "them"' * 3 + "a" * 70, 'o" to "t'),
+    "backslash": ("C:\\Users\\me\\new\\table" + "b" * 70, "\\new\\t"),
+    "newline": ("one\ntwo\r\nthree" + "c" * 62 + "four\nfive", "r\nfive"),
+    "tab": ("a\tb\t" * 40, "b\ta\tb"),
+    "controls": ("\x00\x01\x1b[31m\x7f" * 30, "\x1b[31m\x7f\x00"),
+    "lone surrogate": ("a\ud800b" * 30 + "\udfffz", "\ud800b"),
+    "lone low then letter": ("q" * 63 + "\udfffz", "\udfffz"),
+    "astral": ("😀" * 63 + "界😀x", "😀界😀x"),
+    "combining": ("e\u0301" * 40, "\u0301e\u0301"),
+    "escape-like text": ("\\u0041 is not A, \\n is not a newline" * 4, "\\u0041 is"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_grep_finds_escaped_and_split_phrases_with_exact_offsets(tmp_path: Path, name: str) -> None:
+    text, needle = CASES[name]
+    root = write_root(tmp_path, [["intro", text]], [text])
+    # Through argv as a JSON string: NUL and lone surrogates cannot be argv bytes.
+    proc = run("grep", "--json-pattern", json.dumps(needle), str(root), "--json")
+    assert proc.returncode == 0, proc.stderr
+    hits = jsonl(proc.stdout)
+    if "\x00" not in needle and "\ud800" not in needle and "\udfff" not in needle:
+        assert jsonl(run("grep", needle, str(root), "--json").stdout) == hits
+    path = next(root.rglob("*session-reference-1.txt"))
+    exact = read_transcript(path).messages[1].text
+    want = [(2, s, e) for s, e in brute(exact, needle)]
+    got = [(h["message"], h["start"], h["end"]) for h in hits if h["kind"] == "session-reference-transcript"]
+    assert got == want and want
+    for h in hits:
+        if h["kind"] == "session-reference-transcript":
+            assert exact[h["start"] : h["end"]] == needle
+            assert h["seen"] is None and h["session"] is None
+    tool = [h for h in hits if h["kind"] == "tool-output"]
+    if "\ud800" in needle or "\udfff" in needle:
+        assert tool == []  # written to disk as U+FFFD: the lone surrogate is not in the file
+    else:
+        tool_text = js_utf8(text).decode()
+        assert [(h["start"], h["end"]) for h in tool] == brute(tool_text, needle)
+        assert all(h["message"] is None for h in tool)
+
+
+def test_grep_case_insensitive_and_regex(tmp_path: Path) -> None:
+    text = "The Spill STORE keeps\n" + "z" * 50 + "spill store " + "ß and ẞ"
+    root = write_root(tmp_path, [[text]])
+    exact = read_transcript(next(root.rglob("*.txt"))).messages[0].text
+    hits = jsonl(run("grep", "-i", "spill store", str(root), "--json").stdout)
+    assert [(h["start"], h["end"]) for h in hits] == [(4, 15), (72, 83)]
+    assert all(exact[h["start"] : h["end"]].lower() == "spill store" for h in hits)
+    hits = jsonl(run("grep", "-E", r"z+spill", str(root), "--json").stdout)
+    assert [(h["start"], h["end"]) for h in hits] == [(exact.index("z"), exact.index("spill store") + 5)]
+    hits = jsonl(run("grep", "-E", "-i", r"keeps\nZ", str(root), "--json").stdout)
+    assert len(hits) == 1 and exact[hits[0]["start"] : hits[0]["end"]] == "keeps\nz"
+
+
+def test_grep_exit_codes_and_bad_artifacts(tmp_path: Path) -> None:
+    root = write_root(tmp_path, [["alpha beta"], ["gamma"]])
+    assert run("grep", "beta", str(root)).returncode == 0
+    assert run("grep", "nowhere", str(root)).returncode == 1
+    assert run("grep", "-E", "(", str(root)).returncode == 2
+    assert run("grep", "x", str(tmp_path / "missing")).returncode == 2
+    # A malformed transcript is a finding on stderr; the others are still searched.
+    bad = next(root.rglob("*session-reference-2.txt"))
+    bad.write_bytes(bad.read_bytes().replace(b'"gamma"', b'"gam\\xma"'))
+    proc = run("grep", "a", str(root), "--json")
+    assert proc.returncode == 0
+    assert b"malformed-artifact" in proc.stderr and bad.name.encode() in proc.stderr
+    assert {h["path"] for h in jsonl(proc.stdout)} == {str(next(root.rglob("*session-reference-1.txt")))}
+
+
+def test_grep_human_output_shows_controls_and_marks_the_hit(tmp_path: Path) -> None:
+    root = write_root(tmp_path, [["before \x1b[31m red \x00 after"]])
+    proc = run("grep", "red", str(root))
+    assert proc.returncode == 0
+    out = proc.stdout.decode()
+    assert "\x1b" not in out and "\x00" not in out
+    assert "␛[31m [[red]] ␀ after" in out and "message 1 (user)" in out
+
+
+def test_grep_max_count(tmp_path: Path) -> None:
+    root = write_root(tmp_path, [["ab " * 100], ["ab"]])
+    hits = jsonl(run("grep", "ab", str(root), "--json", "--max-count", "3").stdout)
+    assert len(hits) == 4
+
+
+def test_grep_seen_against_the_linked_preview(tmp_path: Path) -> None:
+    demo = write_demo(tmp_path / "demo")
+    proc = run("grep", "appendix line", str(demo.root), "--logs", str(demo.logs), "--json")
+    assert proc.returncode == 0, proc.stderr
+    hits = [h for h in jsonl(proc.stdout) if h["kind"] == "session-reference-transcript"]
+    assert hits and all(h["session"] is not None for h in hits)
+    # The oracle: the preview text in the log, read independently of the search.
+    from spillscope.inspect.logs import read_logs
+
+    previews = {}
+    for log in read_logs(demo.logs):
+        for ref in log.references:
+            if ref.locator:
+                previews[os.path.basename(ref.locator)] = ref.preview
+    path = hits[0]["path"]
+    preview = previews[os.path.basename(path)]
+    texts = [m["text"] for m in preview["conversation"]]
+    exact = read_transcript(path).messages
+    checked = set()
+    for h in hits:
+        if h["path"] != path:
+            continue
+        text = exact[h["message"] - 1].text
+        line_end = text.find("\n", h["end"])
+        line = text[text.rfind("\n", 0, h["start"]) + 1 : line_end]
+        if not line.startswith("界😀é appendix line") or line_end < 0:
+            continue
+        number = line.rsplit(" ", 1)[1]
+        if any("\n" + line + "\n" in "\n" + t for t in texts):
+            shown = True  # the whole line is in the preview
+        elif not any(re.search(rf"appendix line {number}(?![0-9])", t) for t in texts):
+            shown = False  # no part of it is
+        else:
+            continue  # cut by the preview's head/tail boundary
+        assert h["seen"] is shown, (line, h)
+        checked.add(shown)
+    assert checked == {True, False}  # both kinds occur: the head/tail seen, the middle omitted
+    # Tool outputs linked to their notice: the head and tail were seen.
+    proc = run("grep", "line 0000: ok", str(demo.root), "--logs", str(demo.logs), "--json")
+    tool = [h for h in jsonl(proc.stdout) if h["kind"] == "tool-output"]
+    assert tool and tool[0]["seen"] is True
+    proc = run("grep", "line 0400: ok", str(demo.root), "--logs", str(demo.logs), "--json")
+    assert [h["seen"] for h in jsonl(proc.stdout)] == [False]
+    # Without logs nothing is linked.
+    assert {h["seen"] for h in jsonl(run("grep", "appendix line", str(demo.root), "--json").stdout)} == {None}
+
+
+def _irregular_transcript(texts: list[str], rng: random.Random) -> bytes:
+    """A transcript the parser accepts but the reference writer would not produce:
+    short fragments, escapes spelled differently (\\u0041, \\/, escaped pairs)."""
+    head = render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                              "conversation": []}, 3)
+    out = [js_utf8(head)]
+    for k, text in enumerate(texts, 1):
+        out.append(f"\n### Message {k}: user\n\n".encode())
+        cps = list(text)
+        i = 0
+        while i < len(cps):
+            n = rng.randint(1, 64)
+            frag = "".join(cps[i : i + n])
+            i += n
+            parts = []
+            for c in frag:
+                r = rng.random()
+                if c.isascii() and c.isalpha() and r < 0.2:
+                    parts.append(f"\\u{ord(c):04X}")  # uppercase hex, an escape JSON.stringify never writes
+                elif c == "/" and r < 0.5:
+                    parts.append("\\/")
+                elif ord(c) > 0xFFFF and r < 0.5:
+                    units = c.encode("utf-16-le")
+                    parts.append("".join(f"\\u{int.from_bytes(units[i:i + 2], 'little'):04x}" for i in (0, 2)))
+                else:
+                    parts.append(js_json_string(c)[1:-1])
+            out.append(js_utf8('"' + "".join(parts) + '"') + b"\n")
+    return b"".join(out)
+
+
+ALPHABET = st.sampled_from(TRICKY + list("abc xyz"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(texts=st.lists(st.lists(ALPHABET, min_size=1, max_size=200).map("".join), min_size=1, max_size=3),
+       seed=st.integers(0, 2**32), window=st.sampled_from([64, 300, 4 << 20]), irregular=st.booleans())
+def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPathFactory, texts: list[str], seed: int,
+                                                 window: int, irregular: bool) -> None:
+    rng = random.Random(seed)
+    tmp = tmp_path_factory.mktemp("gen")
+    path = tmp / "000000000001-session-reference-1.txt"
+    if irregular:
+        path.write_bytes(_irregular_transcript(texts, rng))
+    else:
+        conv = [{"role": "user", "text": t} for t in texts]
+        path.write_bytes(js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None,
+                                                    "capturedThroughSeq": 1, "conversation": conv}, 3)))
+    exact = [m.text for m in read_transcript(path).messages]
+    old = A.WINDOW
+    A.WINDOW = window
+    try:
+        for _ in range(4):
+            k = rng.randrange(len(exact))
+            text = exact[k]
+            a = rng.randrange(len(text))
+            needle = text[a : a + rng.randint(1, 40)]
+            want = [(i + 1, s, e) for i, t in enumerate(exact) for s, e in brute(t, needle)]
+            for pattern in (S.Pattern(needle), S.Pattern(re.escape(needle), regex=True)):
+                got = [ev for ev in S.search_transcript(str(path), pattern) if isinstance(ev, A._Located)]
+                assert [(ev.message, ev.hit.start, ev.hit.end) for ev in got] == want
+                for ev in got:
+                    t = exact[ev.message - 1]
+                    assert ev.hit.byte_start == utf8_len(t[: ev.hit.start])
+                    assert ev.hit.byte_end == utf8_len(t[: ev.hit.end])
+    finally:
+        A.WINDOW = old
+
+
+def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) -> None:
+    from spillscope.tui.document import TranscriptDocument
+
+    text = ("needle" + "界😀\"\\\n" * 30) * 50
+    root = write_root(tmp_path, [["x", text]])
+    path = str(next(root.rglob("*.txt")))
+    doc = TranscriptDocument(TranscriptIndex.build(path))
+    hits = S.find_hits(doc, 2, "needle", [(0, 100)])
+    assert [(h.start, h.end) for h in hits] == brute(text, "needle")
+    assert [h.seen for h in hits][:2] == [True, False]
+    assert len(S.find_hits(doc, 2, "re:needle\u754c", None)) == 50
+    assert S.find_hits(doc, 2, "re:(", None) == []
+
+
+def test_notebook_search_table(tmp_path: Path) -> None:
+    import spillscope.notebook as nb
+
+    demo = write_demo(tmp_path / "demo")
+    insp = nb.open(demo.root, demo.logs)
+    res = insp.search("line 0000: ok")
+    records = res.to_records()
+    assert len(res) == 1 and records[0]["seen"] is True and records[0]["kind"] == "tool-output"
+    assert records[0]["match"] == "line 0000: ok"
+    html = res._repr_html_()
+    assert "<mark class='hit-seen'>line 0000: ok</mark>" in html
+    hostile = insp.search("\x1b[31mRED", max_count=1)
+    assert len(hostile) >= 1
+    assert "\x1b" not in hostile._repr_html_() and "␛[31mRED" in hostile._repr_html_()
+    assert "[[" in repr(hostile)
+
+
+async def _wait(pilot: Any, predicate: Any, timeout: float = 10.0) -> None:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out")
+
+
+async def test_tui_root_search_streams_groups_and_opens_the_reader_at_the_hit(tmp_path: Path) -> None:
+    from spillscope.tui.app import SpillscopeApp
+    from spillscope.tui.screens import ReaderScreen
+    from spillscope.tui.search import SearchScreen, SearchTree
+
+    demo = write_demo(tmp_path / "demo")
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _wait(pilot, lambda: app.verified)
+        await pilot.press("s")
+        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        for ch in "appendix line 2":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await _wait(pilot, lambda: "done" in str(screen.query_one("#search-status").render()))
+        tree = screen.query_one(SearchTree)
+        sessions = list(tree.root.children)
+        assert sessions and all(s.children for s in sessions)  # session → artifact → hits
+        leaves = [leaf for s in sessions for a in s.children for leaf in a.children]
+        seen = [leaf.data.hit.seen for leaf in leaves if leaf.data and leaf.data.hit]
+        assert True in seen and False in seen
+        # The styles of seen and omitted hits differ, as in the reader.
+        assert tree.get_component_rich_style("search--seen") != tree.get_component_rich_style("search--omitted")
+        target = next(leaf for leaf in leaves if leaf.data and leaf.data.hit and leaf.data.hit.seen is False)
+        hit = target.data.hit
+        tree.focus()
+        tree.move_cursor(target)
+        await pilot.press("enter")
+        await _wait(pilot, lambda: isinstance(app.screen, ReaderScreen) and bool(app.screen.hits))
+        reader = app.screen
+        assert reader.message == hit.message
+        assert [(h.start, h.end, h.seen) for h in reader.hits] == [(hit.start, hit.end, False)]
+        assert reader.document.read(hit.message, hit.start, hit.end - hit.start) == hit.match
+        # Bad regex: said on the status line, nothing crashes.
+        await pilot.press("escape")
+        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen.query_one("#search-input").value = "re:("
+        screen.start("re:(")
+        assert "invalid regex" in str(screen.query_one("#search-status").render())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.lists(ALPHABET, min_size=1, max_size=300).map("".join), seed=st.integers(0, 2**32),
+       window=st.sampled_from([16, 64, 4 << 20]))
+def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPathFactory, text: str, seed: int,
+                                                window: int) -> None:
+    rng = random.Random(seed)
+    path = tmp_path_factory.mktemp("tool") / "000000000001-bash.txt"
+    path.write_bytes(js_utf8(text))
+    exact = js_utf8(text).decode()  # what the file holds: lone surrogates became U+FFFD
+    old = A.WINDOW
+    A.WINDOW = window
+    try:
+        for _ in range(4):
+            a = rng.randrange(len(exact))
+            needle = exact[a : a + rng.randint(1, 30)]
+            for pattern in (S.Pattern(needle), S.Pattern(re.escape(needle), regex=True)):
+                got = list(S.search_tool_output(str(path), pattern))
+                assert [(h.start, h.end) for h in got] == brute(exact, needle)
+                assert all(h.byte_start == utf8_len(exact[: h.start]) for h in got)
+                assert all(h.match == needle for h in got)
+    finally:
+        A.WINDOW = old
+
+
+def test_grep_on_the_upstream_fixtures_with_rebase() -> None:
+    """Real artifacts and logs of the reference implementation: offsets against
+    read_transcript, and a tool output's seen/omitted against the text the model got."""
+    from conftest import UPSTREAM
+
+    manifest = json.loads((UPSTREAM / "manifest.json").read_text())
+    old_root = manifest["spillRoot"]["originalRoot"]
+    root, logs = UPSTREAM / "spill-root", UPSTREAM / "sessions"
+    proc = run("grep", "-E", r"line [0-9]{4}: ok", str(root), "--logs", str(logs), "--rebase", old_root, "--json")
+    assert proc.returncode == 0, proc.stderr
+    hits = jsonl(proc.stdout)
+    tool = [h for h in hits if h["kind"] == "tool-output"]
+    assert tool and {h["session"] for h in tool} != {None}
+    checked = set()
+    for path in {h["path"] for h in tool}:
+        text = Path(path).read_bytes().decode()
+        art = next(a for a in manifest["artifacts"] if path.endswith(a["path"]))
+        case = next((c for c in manifest["toolCases"] if c["callId"] == art["source"].get("callId") and c["replaced"]), None)
+        if case is None:
+            assert {h["seen"] for h in tool if h["path"] == path} == {None}  # the orphan: no notice
+            continue
+        preview = case["finalText"][: case["finalText"].rindex("\n\n(Omitted")]
+        for h in tool:
+            if h["path"] == path:
+                match = text[h["start"] : h["end"]]
+                assert h["seen"] is (match in preview), match
+                checked.add(h["seen"])
+    assert checked == {True, False}
+    # Transcripts: a phrase with a lone surrogate, by JSON pattern; offsets against the reader.
+    proc = run("grep", "--json-pattern", '"\\ud800"', str(root), "--logs", str(logs), "--rebase", old_root, "--json")
+    hits = jsonl(proc.stdout)
+    assert hits and all(h["seen"] is not None for h in hits)
+    texts = {p: [m.text for m in read_transcript(p).messages] for p in {h["path"] for h in hits}}
+    for h in hits:
+        assert texts[h["path"]][h["message"] - 1][h["start"] : h["end"]] == "\ud800"
+
+
+def test_grep_in_a_transcript_cut_off_mid_write(tmp_path: Path) -> None:
+    root = write_root(tmp_path, [["first needle here", "x" * 100 + "second needle " + "y" * 100]])
+    path = next(root.rglob("*.txt"))
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"second needle") + 20])  # cut inside a fragment line
+    proc = run("grep", "needle", str(root), "--json")
+    assert proc.returncode == 0
+    hits = jsonl(proc.stdout)
+    exact = read_transcript(path)
+    assert not exact.complete
+    want = [(i + 1, s) for i, m in enumerate(exact.messages) for s, _ in brute(m.text, "needle")]
+    assert [(h["message"], h["start"]) for h in hits] == want and (1, 6) in want
+    assert b"incomplete-artifact" in proc.stderr
