@@ -1,0 +1,177 @@
+"""What a new user hits (issue 15), through the real entry point: a verify that checked
+nothing never says OK, exit statuses survive a closed pipe, misuse is one clear line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from spillscope.demo import write_demo
+
+EXE = [sys.executable, "-m", "spillscope"]
+
+
+def run(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*EXE, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})}, **kw)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return write_demo(tmp_path_factory.mktemp("d") / "demo")
+
+
+# A root moved or copied: every locator names the old place. Old roots of several shapes
+# (deep, spaces, non-ASCII, a trailing component that looks like a session dir's parent).
+OLD_NAMES = ["spill-root", "a b/spill root", "деревня/根", "x/y/z/w/spill"]
+
+
+@pytest.mark.parametrize("old_name", OLD_NAMES)
+def test_verify_of_a_moved_root_is_never_ok_and_names_the_rebase(tmp_path, old_name):
+    demo = write_demo(tmp_path / "old" / old_name)
+    moved = tmp_path / "new-root"
+    shutil.copytree(demo.root, moved)
+    proc = run("verify", str(moved), "--logs", str(demo.logs), "--fail-on", "error,expired-locator")
+    assert proc.returncode == 1, proc.stdout
+    out = proc.stdout
+    assert "OK" not in out.splitlines()[-1]
+    assert out.splitlines()[-1].startswith("FAIL: none of the")
+    # The hint is the old root, taken from the locators, and says they would resolve.
+    assert f"did you mean --rebase {demo.root}?" in out
+    data = json.loads(run("verify", str(moved), "--logs", str(demo.logs), "--json").stdout)
+    notices = data["notices"]
+    assert data["ok"] is False and notices["checked"] == 0 and notices["unchecked"] > 0
+    assert notices["rebaseHint"]["prefix"] == str(demo.root)
+    # 1 expired locator in the demo: the rest would resolve.
+    assert notices["rebaseHint"]["wouldResolve"] == notices["unchecked"] - 1
+    # Following the hint checks them all; then only real findings decide.
+    fixed = run("verify", str(moved), "--logs", str(demo.logs), "--rebase", str(demo.root), "--json")
+    fixed_data = json.loads(fixed.stdout)
+    assert fixed_data["notices"]["unchecked"] == 0 and fixed_data["notices"]["checked"] == notices["unchecked"]
+    assert fixed_data["notices"]["rebaseHint"] is None
+    assert fixed.returncode == 0
+
+
+def test_verify_in_place_reports_what_it_checked(demo):
+    proc = run("verify", str(demo.root), "--logs", str(demo.logs))
+    assert proc.returncode == 0, proc.stdout
+    assert "did you mean" not in proc.stdout
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("notices:"))
+    assert "0 checked" not in line and "NOT checked" not in line
+
+
+def test_upstream_fixture_copied_is_not_ok(tmp_path):
+    from conftest import UPSTREAM
+
+    shutil.copytree(UPSTREAM / "spill-root", tmp_path / "spill-root")
+    shutil.copytree(UPSTREAM / "sessions", tmp_path / "sessions")
+    proc = run("verify", str(tmp_path / "spill-root"), "--logs", str(tmp_path / "sessions"),
+               "--fail-on", "error,expired-locator")
+    assert proc.returncode == 1
+    old_root = json.loads((UPSTREAM / "manifest.json").read_text())["spillRoot"]["originalRoot"]
+    assert f"did you mean --rebase {old_root}? (15 of 15 " in proc.stdout
+    assert "notices: 17 found, 0 checked against the root, 15 NOT checked" in proc.stdout
+
+
+def _closed_pipe_status(*args: str) -> int:
+    """Run with stdout a pipe whose reader has already gone (as `| head` leaves it)."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run([*EXE, *args], stdout=w, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(w)
+    assert b"Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_exit_status_survives_a_closed_pipe(demo, json_flag):
+    failing = ["verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "warning", *json_flag]
+    passing = ["verify", str(demo.root), "--logs", str(demo.logs), *json_flag]
+    assert run(*failing).returncode == 1
+    assert _closed_pipe_status(*failing) == 1
+    assert _closed_pipe_status(*passing) == 0
+
+
+def test_fail_on_empty_is_refused(demo):
+    for value in ["", " ", ",", " , "]:
+        proc = run("verify", str(demo.root), "--fail-on", value)
+        assert proc.returncode == 2 and "empty" in proc.stderr
+    assert run("verify", str(demo.root), "--fail-on", "none").returncode == 0
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert lines and lines[-1].startswith("spillscope"), proc.stderr
+    return lines[-1]
+
+
+def test_demo_into_bad_places_is_a_clear_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "precious").write_text("y")
+    for target, why in [("/etc", "not a spillscope demo"), (str(tmp_path / "file"), "Not a directory"),
+                        (str(tmp_path / "file" / "sub"), "Not a directory"),
+                        (str(tmp_path / "keep"), "not a spillscope demo")]:
+        assert why in _one_line_error(run("demo", target, "--no-tui"))
+    assert (tmp_path / "keep" / "precious").read_text() == "y"
+
+
+def test_demo_into_an_unwritable_dir_is_a_clear_error(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    tmp_path.chmod(0o755)
+    cmd = [*EXE, "demo", str(ro / "d"), "--no-tui"]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot drop privileges")
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if "Permission denied" in proc.stderr and "python" in proc.stderr.lower() and "spillscope:" not in proc.stderr:
+        pytest.skip("nobody cannot run this interpreter")
+    assert "Permission denied" in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", "inf", "1e999"])
+def test_a_bad_progress_setting_is_a_clear_error(demo, value):
+    line = _one_line_error(run("ls", str(demo.root), env={"SPILLSCOPE_PROGRESS_AFTER": value}))
+    assert "SPILLSCOPE_PROGRESS_AFTER" in line
+
+
+def test_bad_numbers_and_unreadable_paths_are_clear_errors(demo, tmp_path):
+    _one_line_error(run("serve", str(demo.root), "--port", "99999"))
+    _one_line_error(run("verify", str(demo.root), "--max-line-bytes", "9" * 30))
+    _one_line_error(run("cat", str(demo.root / "nope"), "--max-line-bytes", "9" * 30))
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o000)
+    try:
+        if os.geteuid() == 0:
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *EXE, "ls", str(locked / "x")]
+            tmp_path.chmod(0o755)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                                  env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        else:
+            proc = run("ls", str(locked / "x"))
+        _one_line_error(proc)
+    finally:
+        locked.chmod(0o700)
+
+
+def test_tui_refuses_without_a_terminal(demo, tmp_path):
+    out = tmp_path / "out"
+    with open(out, "w") as f:
+        proc = subprocess.run([*EXE, str(demo.root)], stdout=f, stderr=subprocess.PIPE, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "needs a terminal" in proc.stderr
+    assert out.read_text() == ""  # no escape codes written into the file
+    proc = subprocess.run([*EXE, "tui", str(demo.root)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "needs a terminal" in proc.stderr
