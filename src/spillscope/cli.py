@@ -255,10 +255,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
-    # Textual draws on stdout and reads keys from stdin; redirected, it would write escape
-    # codes into a file and wait for keys forever. (textual-serve's web driver is the exception.)
+    # Textual reads keys from stdin and draws on stderr; with any of the three redirected it
+    # would write escape codes into a file or wait for keys forever. (textual-serve's web
+    # driver is the exception: it talks over pipes by design.)
     if not os.environ.get("TEXTUAL_DRIVER"):
-        for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin)):
+        for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin), ("stderr", sys.stderr)):
             if stream is None or not stream.isatty():
                 raise UsageError(f"the terminal UI needs a terminal, and {name} is not one; "
                                  "use `spillscope ls` or `spillscope verify` for text output")

@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator, Iterator
 
 from ._format import count, human_age, human_size
 from ._text import visible
-from .inspect.findings import SEVERITY_RANK, Finding
+from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
 from .inspect.verify import Inspection, ReferenceLink, inspect_root
 from .inspect.watch import ChangeEvent, awatch_root
@@ -71,6 +71,13 @@ class Findings:
         return Findings(sorted(self.items, key=lambda f: str(getattr(f, key) or "")))
 
     def where(self, code: str) -> Findings:
+        """The findings with this code (or of this severity: ``"error"``, ``"warning"``, ``"info"``).
+        An unknown code raises ``ValueError``: a typo must not look like "none found"."""
+        if code in SEVERITY_RANK:
+            return Findings([f for f in self.items if f.severity == code])
+        if code not in CODES:
+            raise ValueError(f"unknown finding code {code!r}; the codes are: {', '.join(CODES)} "
+                             "(or a severity: error, warning, info)")
         return Findings([f for f in self.items if f.code == code])
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -106,8 +113,14 @@ class TranscriptView:
         return self.to_records()
 
     def text(self, n: int) -> str:
-        """The exact text of message ``n`` (1-based)."""
-        return self.transcript.messages[n - 1].text
+        """The exact text of message ``n`` (1-based); ``IndexError`` saying the range otherwise."""
+        messages = self.transcript.messages
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"message number must be an int, not {type(n).__name__}")
+        if not 1 <= n <= len(messages):
+            have = f"messages 1 to {len(messages)}" if messages else "no messages"
+            raise IndexError(f"no message {n}: this transcript has {have} (numbered from 1)")
+        return messages[n - 1].text
 
     def to_records(self) -> list[dict[str, Any]]:
         return [{"index": m.index, "role": m.role, "text": m.text, "chars": len(m.text)} for m in self.transcript.messages]
@@ -172,10 +185,19 @@ class Reference:
 
     def __repr__(self) -> str:
         r = self.to_records()[0]
-        return (f"Reference {visible(r['label'])} ({visible(r['sessionId'])}) → {r['status']}\n"
-                f"  omittedMessages logged {r['omittedMessages']} recomputed {r['recomputedOmittedMessages']}\n"
-                f"  omittedBytes    logged {r['omittedBytes']} recomputed {r['recomputedOmittedBytes']}\n"
-                f"  locator {visible(str(r['locator']))}")
+        head = f"Reference {visible(r['label'])} ({visible(r['sessionId'])}) → {r['status']}"
+        if self.link.entry.notice is None:
+            return head + "\n  intact: nothing omitted, no notice, no saved transcript"
+
+        def counts(name: str, logged: Any, again: Any) -> str:
+            return f"  {name:<15} logged {logged}, " + (f"recomputed {again}" if again is not None else why)
+
+        why = {"expired": "not recomputed: the artifact is gone", "outside-root": "not recomputed: the locator is outside the root",
+               "unavailable": "not recomputed: no snapshot was saved", "invalid": "not recomputed: the notice is malformed",
+               }.get(self.link.status, "not recomputed: the artifact could not be read")
+        locator = f"  locator {visible(r['locator'])}" if r["locator"] is not None else "  no locator"
+        return "\n".join([head, counts("omittedMessages", r["omittedMessages"], r["recomputedOmittedMessages"]),
+                          counts("omittedBytes", r["omittedBytes"], r["recomputedOmittedBytes"]), locator])
 
     def _repr_html_(self) -> str:
         e, rec = self.link.entry, self.link.recomputed
@@ -284,7 +306,8 @@ class Inspector:
         for r in self.references:
             if label_or_session in (r.link.entry.label, r.link.entry.session_id):
                 return r
-        raise KeyError(label_or_session)
+        known = ", ".join(repr(r.link.entry.label) for r in self.references) or "none"
+        raise KeyError(f"no reference with label or session id {label_or_session!r} (labels: {known})")
 
     def findings(self) -> Findings:
         return Findings(self.inspection.findings).sorted()

@@ -44,6 +44,9 @@ class SpillscopeApp(App[None]):
         Binding("r", "refresh", "Rescan"),
         Binding("enter", "open", "Open", show=False),
     ]
+    #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
+    #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
