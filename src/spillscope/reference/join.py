@@ -29,12 +29,15 @@ def join_offset(preview_text: str, original: MessageView | None = None) -> tuple
         ranges = seen_byte_ranges(preview_text, original)
         if ranges is None or ranges == [(0, original.nbytes)]:
             return None
+        # The longest common prefix may run into the tail where both start alike, even
+        # mid-code-point: any code point boundary from the true cut up to it splits the
+        # text into a prefix and a suffix of the original, so the last such boundary is used.
         head = ranges[0][1] if ranges and ranges[0][0] == 0 else 0
         exact = True
     else:
         head = (len(kept) + 1) // 2
-        while 0 < head < len(kept) and (kept[head] & 0xC0) == 0x80:
-            head -= 1  # a code point boundary: cuts are trimmed back to one
         exact = False
+    while 0 < head < len(kept) and (kept[head] & 0xC0) == 0x80:
+        head -= 1  # a code point boundary: cuts are trimmed back to one
     # Code points before the join (kept is js_utf8 of kept_text: one U+FFFD per lone surrogate).
     return len(kept[:head].decode("utf-8", "replace")), exact
