@@ -175,3 +175,30 @@ def test_tui_refuses_without_a_terminal(demo, tmp_path):
     assert out.read_text() == ""  # no escape codes written into the file
     proc = subprocess.run([*EXE, "tui", str(demo.root)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "needs a terminal" in proc.stderr
+
+
+def test_notebook_objects_say_what_is_wrong(demo):
+    import spillscope
+
+    insp = spillscope.open(demo.root, demo.logs)
+    transcript = insp.reference("Research ✨").transcript()
+    assert transcript.text(6).startswith("Final answer")
+    for n in (99, 7, 0, -1):
+        with pytest.raises(IndexError, match=rf"no message {n}: this transcript has messages 1 to 6"):
+            transcript.text(n)
+    findings = insp.findings()
+    with pytest.raises(ValueError, match="unknown finding code 'bogus'"):
+        findings.where("bogus")
+    assert len(findings.where("expired-locator")) == 1 and len(findings.where("orphan-artifact")) == 1
+    assert len(findings.where("warning")) == len([f for f in findings if f.severity == "warning"])
+    with pytest.raises(KeyError, match="no reference with label or session id 'nope'"):
+        insp.reference("nope")
+    for ref in insp.references:
+        text = repr(ref)
+        assert "None" not in text, text
+    assert "not recomputed: the artifact is gone" in repr(insp.reference("Build log"))
+    assert "not recomputed: no snapshot was saved" in repr(insp.reference("Research (no storage)"))
+    # The HTML preview marks the cut in the shortened message (exactly: the transcript is there).
+    html = insp.reference("Research ✨")._repr_html_()
+    assert html.count("<mark class='cut'") == 1 and "≈✂" not in html
+    assert "appendix lin<mark class='cut'" in html.replace("\n", "")

@@ -18,6 +18,7 @@ from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
 from .inspect.verify import Inspection, ReferenceLink, inspect_root
 from .inspect.watch import ChangeEvent, awatch_root
+from .reference.join import join_offset
 from .reference.transcript import Transcript, read_transcript
 from .spill.naming import session_dir_name
 
@@ -34,6 +35,7 @@ _STYLE = """<style>
 .spillscope .side{display:flex;gap:12px}.spillscope .side>div{flex:1;border:1px solid #8886;padding:6px}
 .spillscope pre{white-space:pre-wrap;margin:2px 0}
 .spillscope .bad{color:#c62828;font-weight:bold}
+.spillscope mark.cut{background:#444;color:#fff;padding:0 2px}
 </style>"""
 
 
@@ -203,9 +205,11 @@ class Reference:
         e, rec = self.link.entry, self.link.recomputed
         conv = e.preview.get("conversation")
         items = conv if isinstance(conv, list) else []
+        joins = rec.joins if rec else ()
         preview = "".join(
-            f"<div><b>{esc(m.get('role') if isinstance(m, dict) else '?')}</b><pre>{esc(m.get('text') if isinstance(m, dict) else m)}</pre></div>"
-            for m in items
+            f"<div><b>{esc(m.get('role') if isinstance(m, dict) else '?')}</b>"
+            f"<pre>{_cut_html(m.get('text'), joins[i] if i < len(joins) else None) if isinstance(m, dict) else esc(m)}</pre></div>"
+            for i, m in enumerate(items)
         )
         notice = e.notice or {}
         stats = e.stats or {}
@@ -229,6 +233,20 @@ class Reference:
                  f"<div>{_badges(self.link.findings)}</div>")
         left = f"<b>Preview — what the model saw</b> <code>{esc(e.session_id)}</code> {esc(e.label)}{preview}"
         return _wrap(f"<div class='side'><div class='preview'>{left}</div><div class='notice'>{right}</div></div>")
+
+
+def _cut_html(text: object, exact_join: int | None) -> str:
+    """A preview message as HTML, with ✂ where its middle was cut (≈✂ when estimated)."""
+    if not isinstance(text, str):
+        return esc(text)
+    if exact_join is not None:
+        at, mark, why = exact_join, "✂", "the middle of the message was cut here: head before, tail after"
+    else:
+        found = join_offset(text)
+        if found is None:
+            return esc(text)
+        at, mark, why = found[0], "≈✂", "the middle was cut about here (estimated: the transcript was not checked)"
+    return f"{esc(text[:at])}<mark class='cut' title='{why}'>{mark}</mark>{esc(text[at:])}"
 
 
 class Session:
