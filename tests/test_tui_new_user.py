@@ -303,3 +303,16 @@ def test_join_offset_splits_every_shortened_preview_into_its_head_and_tail(alpha
                 assert data.startswith(js_utf8(kept[:e])) and data.endswith(js_utf8(kept[e:]))
             checked += 1
     assert checked > 100
+
+
+async def test_tui_honours_the_line_limits_it_is_given(demo):
+    # `spillscope ROOT --max-line-bytes N` reaches the TUI's verification (it used to be dropped).
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False, limits={"max_line_bytes": 40})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        assert any(f.code == "malformed-artifact" and "exceeds 40 bytes" in f.detail for f in app.inspection.findings), \
+            [f.detail for f in app.inspection.findings]
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        assert not any(f.code == "malformed-artifact" for f in app.inspection.findings)

@@ -234,13 +234,18 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None,
                                 max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_log_line_bytes=DEFAULT_MAX_LOG_LINE_BYTES)
         return cmd_ls(ns, out)
-    return _run_tui(str(demo.root), str(demo.logs), None)
+    return _run_tui(str(demo.root), str(demo.logs), None, {})
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     if not Path(args.root).is_dir():
         raise UsageError(f"{args.root}: not a directory")
-    return _run_tui(args.root, args.logs, args.rebase)
+    return _run_tui(args.root, args.logs, args.rebase, _limits(args))
+
+
+def _limits(args: argparse.Namespace) -> dict[str, int]:
+    """--max-line-bytes / --max-log-line-bytes for inspect_root (the TUI passes them on)."""
+    return {"max_line_bytes": args.max_line_bytes, "max_log_line_bytes": args.max_log_line_bytes}
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -250,11 +255,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
     out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
     out.flush()
-    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase)
+    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args))
     return 0
 
 
-def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
+def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, int]) -> int:
     # Textual reads keys from stdin and draws on stderr; with any of the three redirected it
     # would write escape codes into a file or wait for keys forever. (textual-serve's web
     # driver is the exception: it talks over pipes by design.)
@@ -265,7 +270,7 @@ def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
                                  "use `spillscope ls` or `spillscope verify` for text output")
     from .tui.app import SpillscopeApp
 
-    SpillscopeApp(root, logs, rebase=rebase).run()
+    SpillscopeApp(root, logs, rebase=rebase, limits=limits).run()
     return 0
 
 

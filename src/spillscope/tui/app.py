@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from rich.console import Group
 from textual import on, work
@@ -23,6 +23,8 @@ from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
 from ..reference.check import digest_transcript, keep_bytes_for, seen_byte_ranges
+from ..reference.constants import DEFAULT_MAX_LINE_BYTES
+from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .document import open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
@@ -50,8 +52,11 @@ class SpillscopeApp(App[None]):
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
-    def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True) -> None:
+    def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True,
+                 limits: dict[str, int] | None = None) -> None:
         super().__init__()
+        #: --max-line-bytes / --max-log-line-bytes (inspect_root's defaults when not given).
+        self.limits = dict(limits or {})
         self.root_path = os.path.abspath(root)
         self.logs_path = os.path.abspath(logs) if logs else None
         self.rebase = rebase
@@ -108,15 +113,21 @@ class SpillscopeApp(App[None]):
                 self.call_from_thread(self.show_verify_progress, done / total)
 
         try:
-            quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False, progress=progress)
+            quick = self._inspect(False, progress)
             if worker.is_cancelled:
                 return
             self.call_from_thread(self.show_inspection, quick, False, from_watch)
-            full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, progress=progress)
+            full = self._inspect(True, progress)
         except _Superseded:
             return
         if not worker.is_cancelled:
             self.call_from_thread(self.show_inspection, full, True, from_watch)
+
+    def _inspect(self, check_content: bool, progress: Callable[[str, int, int | None], None]) -> Inspection:
+        limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "max_log_line_bytes": DEFAULT_MAX_LOG_LINE_BYTES, **self.limits}
+        return inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=check_content,
+                            progress=progress, max_line_bytes=limits["max_line_bytes"],
+                            max_log_line_bytes=limits["max_log_line_bytes"])
 
     def show_verify_progress(self, share: float) -> None:
         if not self.verified:
