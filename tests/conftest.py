@@ -69,3 +69,22 @@ def upstream_copy(tmp_path: Path, manifest: dict[str, Any]) -> tuple[Path, Path]
     for f in root.rglob("*.txt"):
         f.chmod(0o600)
     return root, logs
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_temp_dir(tmp_path_factory):
+    """Every test, its subprocesses and kernels get a temp dir of the test run's own: the
+    user's `spillscope demo` (in the real temp dir) is never rewritten under an open TUI,
+    whatever a test forgets to pass."""
+    import tempfile
+
+    private = tmp_path_factory.mktemp("tmpdir")
+    old_env, old_cached = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(private)
+    tempfile.tempdir = str(private)
+    yield private
+    tempfile.tempdir = old_cached
+    if old_env is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = old_env

@@ -202,3 +202,11 @@ def test_notebook_objects_say_what_is_wrong(demo):
     html = insp.reference("Research ✨")._repr_html_()
     assert html.count("<mark class='cut'") == 1 and "≈✂" not in html
     assert "appendix lin<mark class='cut'" in html.replace("\n", "")
+
+
+def test_the_users_demo_dir_is_out_of_the_tests_reach(_private_temp_dir):
+    from spillscope.demo import default_demo_dir
+
+    assert default_demo_dir().parent == _private_temp_dir
+    proc = subprocess.run([*EXE, "demo", "--no-tui"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and str(_private_temp_dir) in proc.stdout

@@ -22,8 +22,6 @@ def html_outputs(cell) -> str:
 
 
 def test_example_notebook_executes_and_renders(tmp_path, monkeypatch):
-    import tempfile
-
     from spillscope.demo import default_demo_dir
 
     # The kernel's temp dir is this test's: the notebook's demo lands (and is removed) here,
@@ -31,7 +29,7 @@ def test_example_notebook_executes_and_renders(tmp_path, monkeypatch):
     kernel_tmp = tmp_path / "tmp"
     kernel_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(kernel_tmp))
-    user_demo = Path(tempfile.gettempdir()) / default_demo_dir().name
+    user_demo = default_demo_dir()
     before = user_demo.stat().st_mtime_ns if user_demo.exists() else None
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
