@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import subprocess
+import time
+from pathlib import Path
 import sys
 
 import pytest
@@ -210,3 +212,59 @@ def test_the_users_demo_dir_is_out_of_the_tests_reach(_private_temp_dir):
     assert default_demo_dir().parent == _private_temp_dir
     proc = subprocess.run([*EXE, "demo", "--no-tui"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and str(_private_temp_dir) in proc.stdout
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_readme_walk_in_a_real_terminal(tmp_path, size):
+    """`spillscope demo` in tmux at a small and a big size: the reference's preview and
+    notice are both on screen, `?` help scrolls to its end, `q` quits with 0."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    from test_tmux import Tmux
+
+    tmux = Tmux(tmp_path)
+    marker = tmp_path / "exit-code"
+    exe = Path(sys.executable).parent / "spillscope"
+    cmd = f"{exe} demo --dir {tmp_path / 'demo'}; echo $? > {marker}; sleep 30"
+    w, h = size
+    tmux.run("new-session", "-d", "-s", "main", "-x", str(w), "-y", str(h), "-e", "TERM=xterm-256color", cmd)
+    try:
+        tmux.wait_for("demo-tools")
+        tmux.wait_gone("verifying")
+        for _ in range(5):  # a key sent while a rescan lands can be lost: until the filter shows
+            tmux.keys("/")
+            time.sleep(0.3)
+            tmux.keys("C-u")
+            tmux.keys("-l", "Research")
+            time.sleep(0.5)
+            if "demo-tools" not in tmux.screen():
+                break
+        tmux.keys("Enter")
+        time.sleep(0.5)
+        screen = ""
+        for _ in range(10):
+            tmux.keys("Down")
+            time.sleep(0.3)
+            screen = tmux.screen()
+            if "Final answer" in screen and "omittedBytes" in screen:
+                break
+        assert "Preview — what the model saw" in screen and "Omission notice" in screen, screen
+        assert "omittedBytes      13085   13085" in screen, screen  # the counts table whole
+        assert "Final answer" in screen  # the preview's text, not an empty box
+        tmux.keys("?")
+        tmux.wait_for("Browse")
+        for _ in range(15):  # the help's last line is reachable by scrolling
+            tmux.keys("PageDown")
+            time.sleep(0.3)
+            if "closes this help" in tmux.screen():
+                break
+        tmux.wait_for("closes this help")
+        tmux.keys("Escape")
+        tmux.wait_gone("closes this help")
+        tmux.keys("q")
+        end = time.monotonic() + 15
+        while time.monotonic() < end and not marker.exists():
+            time.sleep(0.2)
+        assert marker.read_text().strip() == "0"
+    finally:
+        tmux.run("kill-server")
