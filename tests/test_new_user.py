@@ -268,3 +268,14 @@ def test_readme_walk_in_a_real_terminal(tmp_path, size):
         assert marker.read_text().strip() == "0"
     finally:
         tmux.run("kill-server")
+
+
+def test_notebook_says_what_was_not_checked(tmp_path):
+    import spillscope
+
+    demo = write_demo(tmp_path / "old")
+    shutil.copytree(demo.root, tmp_path / "moved")
+    insp = spillscope.open(tmp_path / "moved", demo.logs)
+    assert "0 checked against the root" in repr(insp) and f"did you mean --rebase {demo.root}?" in repr(insp)
+    assert "did you mean --rebase" in insp._repr_html_()
+    assert "did you mean" not in repr(spillscope.open(demo.root, demo.logs))

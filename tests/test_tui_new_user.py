@@ -316,3 +316,21 @@ async def test_tui_honours_the_line_limits_it_is_given(demo):
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.verified)
         assert not any(f.code == "malformed-artifact" for f in app.inspection.findings)
+
+
+async def test_root_panel_says_what_was_not_checked(tmp_path):
+    import shutil
+
+    demo = write_demo(tmp_path / "old" / "spill-root-parent")
+    moved = tmp_path / "moved"
+    shutil.copytree(demo.root, moved)
+    app = SpillscopeApp(str(moved), str(demo.logs), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        await select(pilot, tree, tree.root.children[0])
+        await select(pilot, tree, tree.root)  # highlighted anew: the root's panel
+        await pilot.pause(0.2)
+        text = "".join(plain(app, "#info").split())  # wrapped anywhere, even inside a path
+        assert "0checkedagainsttheroot" in text and "NOTchecked" in text
+        assert f"didyoumean--rebase{demo.root}?" in text

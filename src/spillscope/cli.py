@@ -145,7 +145,7 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from .inspect.coverage import coverage
+    from .inspect.coverage import coverage, describe
 
     ins = _run_inspection(args, check_content=True)
     cov = coverage(ins)
@@ -163,26 +163,13 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
         if f.locator and f.locator != f.path:
             out.write(f"        locator: {visible(f.locator)}\n")
-    out.write(_coverage_lines(cov))
+    out.write("".join(visible(line) + "\n" for line in describe(cov)))
     if cov.none_checked:
         out.write(f"FAIL: none of the {count(cov.with_locator, 'notice')} with a locator could be checked "
                   f"({cov.unchecked} outside the root); {count(len(failing), 'finding')} at or above --fail-on\n")
     else:
         out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
     return status
-
-
-def _coverage_lines(cov: Any) -> str:
-    """What verify did not check, and the --rebase that would let it."""
-    lines = ""
-    if cov.found:
-        lines += (f"notices: {cov.found} found, {cov.checked} checked against the root"
-                  + (f", {cov.unchecked} NOT checked (locator outside the root)" if cov.unchecked else "")
-                  + (f", {cov.no_locator} without a locator to follow" if cov.no_locator else "") + "\n")
-    if cov.rebase is not None:
-        lines += (f"did you mean --rebase {visible(cov.rebase.prefix)}? ({cov.rebase.would_resolve} of "
-                  f"{cov.rebase.of} unchecked locators would then name an artifact on disk)\n")
-    return lines
 
 
 def _write_json(out: TextIO, data: Any) -> None:

@@ -14,6 +14,7 @@ from typing import Any, AsyncIterator, Iterator
 
 from ._format import count, human_age, human_size
 from ._text import visible
+from .inspect.coverage import coverage, describe
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
 from .inspect.verify import Inspection, ReferenceLink, inspect_root
@@ -356,6 +357,7 @@ class Inspector:
         for s in self.sessions:
             lines.append("  " + repr(s))
         lines.append("  findings: " + (", ".join(f"{k} {v}" for k, v in ins.summary().items()) or "none"))
+        lines += ["  " + visible(line) for line in describe(coverage(ins))]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -364,6 +366,8 @@ class Inspector:
             rows.append(f"<tr><td><code>{esc(s.session_id or '')}</code></td><td>{esc(s.dir)}</td><td>{len(s.artifacts)}</td>"
                         f"<td>{len(s.references)}</td><td>{_badges(s.findings().items)}</td></tr>")
         summary = ", ".join(f"{esc(k)} {v}" for k, v in self.inspection.summary().items()) or "no findings"
+        cov = coverage(self.inspection)
+        summary += "".join(f"<div{' class=bad' if cov.unchecked else ''}>{esc(line)}</div>" for line in describe(cov))
         return _wrap(f"<b>Spill root</b> <code>{esc(self.root)}</code><br>{summary}"
                      f"<table><tr><th>session</th><th>dir</th><th>artifacts</th><th>references</th><th>findings</th></tr>"
                      f"{''.join(rows)}</table>")

@@ -56,6 +56,19 @@ class Coverage:
                     "prefix": self.rebase.prefix, "wouldResolve": self.rebase.would_resolve, "of": self.rebase.of}}
 
 
+def describe(cov: Coverage) -> list[str]:
+    """What was checked and what was not, as lines for a person (raw text: escape it to show)."""
+    lines = []
+    if cov.found:
+        lines.append(f"notices: {cov.found} found, {cov.checked} checked against the root"
+                     + (f", {cov.unchecked} NOT checked (locator outside the root)" if cov.unchecked else "")
+                     + (f", {cov.no_locator} without a locator to follow" if cov.no_locator else ""))
+    if cov.rebase is not None:
+        lines.append(f"did you mean --rebase {cov.rebase.prefix}? ({cov.rebase.would_resolve} of "
+                     f"{cov.rebase.of} unchecked locators would then name an artifact on disk)")
+    return lines
+
+
 def coverage(ins: Inspection) -> Coverage:
     statuses = [link.status for link in ins.references if link.entry.notice is not None]
     statuses += [link.status for link in ins.tool_spills]

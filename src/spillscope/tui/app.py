@@ -19,6 +19,7 @@ from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from .._format import count
+from ..inspect.coverage import coverage, describe
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
@@ -233,8 +234,11 @@ class SpillscopeApp(App[None]):
                 lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
             info.update(Group(*lines))
         else:
+            cov = coverage(ins)
+            # What was not checked is said where the root is described: never a quiet "no findings".
+            checked = [safe(line, "bold yellow" if cov.unchecked else "") for line in describe(cov)]
             info.update(Group(safe(f"spill root {ins.root}", "bold"), safe(f"logs {self.logs_path or '(none)'}"),
-                              *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
+                              *checked, *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
 
     # Reader ------------------------------------------------------------------------
     def action_open(self) -> None:
