@@ -51,6 +51,13 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", "main", *keys)
 
+    def exit_status(self, marker: Path, timeout: float = 15.0) -> str:
+        """What the command wrote to ``marker`` (``echo $? > marker``) once it ended."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not marker.exists():
+            time.sleep(0.2)
+        return marker.read_text().strip()
+
 
 def test_demo_in_a_real_terminal(tmp_path):
     tmux = Tmux(tmp_path)
@@ -87,9 +94,6 @@ def test_demo_in_a_real_terminal(tmp_path):
         tmux.keys("Escape")
         tmux.wait_for("Omission notice")
         tmux.keys("q")
-        end = time.monotonic() + 15
-        while time.monotonic() < end and not marker.exists():
-            time.sleep(0.2)
-        assert marker.read_text().strip() == "0"
+        assert tmux.exit_status(marker) == "0"
     finally:
         tmux.run("kill-server")
