@@ -276,3 +276,36 @@ def test_notebook_says_what_was_not_checked(tmp_path):
     assert "0 checked against the root" in repr(insp) and f"did you mean --rebase {demo.root}?" in repr(insp)
     assert "did you mean --rebase" in insp._repr_html_()
     assert "did you mean" not in repr(spillscope.open(demo.root, demo.logs))
+
+
+def test_cat_to_a_terminal_notes_surrogates_truthfully_on_a_line_of_its_own(demo):
+    """To a terminal a lone surrogate shows as ⟨lone U+D800⟩, and the note says that (not
+    "written as U+FFFD"); the note starts its own line even when the text did not end one."""
+    import pty
+
+    transcript = next(demo.root.rglob("*-session-reference-1.txt"))
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([*EXE, "cat", str(transcript), "--message", "4"], stdout=slave, stderr=slave,
+                                stdin=subprocess.DEVNULL)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the other side closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(master)
+    out = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    assert "⟨lone U+D800⟩" in out and "\ufffd" not in out
+    note = next(line for line in out.splitlines() if "lone surrogate(s)" in line)
+    assert note.startswith("spillscope: note: 3 lone surrogate(s) shown as ⟨lone U+XXXX⟩")
+    assert "written as U+FFFD" not in out
+    # Into a pipe they are U+FFFD, and the warning says so.
+    piped = subprocess.run([*EXE, "cat", str(transcript), "--message", "4"], capture_output=True, timeout=60)
+    assert "\ufffd" in piped.stdout.decode() and b"written as U+FFFD" in piped.stderr
