@@ -10,6 +10,7 @@ fonts-noto-color-emoji); without one they come out as boxes.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import subprocess
@@ -24,10 +25,10 @@ from tui_views import SIZE, VIEWS, make_app, reproducible_demo  # noqa: E402
 OUT = HERE.parent / "screenshots"
 
 
-async def shoot(name: str, view) -> Path:
+async def shoot(name: str, view, size: tuple[int, int] = SIZE) -> Path:
     demo = reproducible_demo()
     app = make_app(demo)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await view(pilot)
         svg = OUT / f"{name}.svg"
         app.save_screenshot(str(svg.name), path=str(OUT))
@@ -71,7 +72,16 @@ def notebook_shot() -> Path:
 
     nb = nbformat.read(HERE.parent / "examples" / "inspect.ipynb", as_version=4)
     with tempfile.TemporaryDirectory() as tmp:
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
+        # The kernel's temp dir is this one: the notebook's demo is removed with it.
+        old = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = tmp
+        try:
+            NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
+        finally:
+            if old is None:
+                del os.environ["TMPDIR"]
+            else:
+                os.environ["TMPDIR"] = old
     parts = []
     for cell in nb.cells[:4]:
         if cell.cell_type == "markdown":
@@ -100,8 +110,11 @@ def browser_shot() -> Path:
 
 def main() -> int:
     OUT.mkdir(exist_ok=True)
-    for name, view in VIEWS.items():
-        svg = asyncio.run(shoot(name, view))
+    shots = [(name, view, SIZE) for name, view in VIEWS.items()]
+    # A small terminal too: the preview stacks above its notice.
+    shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
+    for name, view, size in shots:
+        svg = asyncio.run(shoot(name, view, size))
         png = to_png(svg)
         print(f"wrote {svg.relative_to(OUT.parent)} and {png.relative_to(OUT.parent)}")
     print(f"wrote {notebook_shot().relative_to(OUT.parent)}")

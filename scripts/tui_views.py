@@ -11,7 +11,11 @@ from spillscope.demo import Demo, write_demo
 from spillscope.tui.app import SpillscopeApp
 
 DEMO_DIR = Path("/tmp/spillscope-snapshots/demo")
-SIZE = (130, 36)
+#: The sizes the snapshot tests check every main view at: a small terminal, a common
+#: one, a big one (the reference's preview and notice stack below 150 columns).
+SIZES = [(80, 24), (120, 40), (200, 50)]
+#: The screenshots' size: wide enough for the preview beside its notice.
+SIZE = (200, 50)
 
 
 def reproducible_demo() -> Demo:
@@ -91,9 +95,33 @@ async def reader_search_view(pilot) -> None:
     await pilot.pause(0.2)
 
 
+async def help_view(pilot) -> None:
+    await _loaded(pilot)
+    await pilot.press("question_mark")
+    await pilot.pause(0.2)
+
+
+async def reader_goto_clamped_view(pilot) -> None:
+    """The reader after `g c 100000000`: the status says the jump was clamped."""
+    await reader_search_view(pilot)
+    screen = pilot.app.screen
+    await pilot.press("escape")  # closes the search box only
+    await pilot.press("g")
+    await pilot.pause(0.1)
+    pilot.app.screen.query_one("#prompt-input").value = "c 100000000"
+    await pilot.press("enter")
+    for _ in range(100):
+        if screen.clamped_note:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause(0.2)
+
+
 VIEWS: dict[str, Callable[..., Awaitable[None]]] = {
     "tree": tree_view,
     "reference": reference_view,
     "reader-search": reader_search_view,
     "expired-locator": expired_view,
 }
+#: Views only the snapshot tests check (they show states, not features).
+TEST_VIEWS: dict[str, Callable[..., Awaitable[None]]] = {**VIEWS, "help": help_view}

@@ -88,7 +88,7 @@ def nobody_tmp():
     ancestors are safe for the expiry sweep. Needs root (CI runs as root)."""
     import tempfile
 
-    base = Path(tempfile.mkdtemp(prefix="spillscope-nobody-"))
+    base = Path(tempfile.mkdtemp(prefix="spillscope-nobody-", dir="/tmp"))  # not the run's private 0700 temp dir: nobody must reach it
     try:
         os.chown(base, 65534, 65534)
     except PermissionError:
@@ -96,3 +96,22 @@ def nobody_tmp():
         pytest.skip("making a dir owned by nobody needs root")
     yield base
     shutil.rmtree(base)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_temp_dir(tmp_path_factory):
+    """Every test, its subprocesses and kernels get a temp dir of the test run's own: the
+    user's `spillscope demo` (in the real temp dir) is never rewritten under an open TUI,
+    whatever a test forgets to pass."""
+    import tempfile
+
+    private = tmp_path_factory.mktemp("tmpdir")
+    old_env, old_cached = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(private)
+    tempfile.tempdir = str(private)
+    yield private
+    tempfile.tempdir = old_cached
+    if old_env is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = old_env

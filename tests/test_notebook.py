@@ -21,9 +21,20 @@ def html_outputs(cell) -> str:
     return "".join(o.get("data", {}).get("text/html", "") for o in cell.get("outputs", []))
 
 
-def test_example_notebook_executes_and_renders(tmp_path):
+def test_example_notebook_executes_and_renders(tmp_path, monkeypatch):
+    from spillscope.demo import default_demo_dir
+
+    # The kernel's temp dir is this test's: the notebook's demo lands (and is removed) here,
+    # and the user's own `spillscope demo` dir is never touched.
+    kernel_tmp = tmp_path / "tmp"
+    kernel_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(kernel_tmp))
+    user_demo = default_demo_dir()
+    before = user_demo.stat().st_mtime_ns if user_demo.exists() else None
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert (user_demo.stat().st_mtime_ns if user_demo.exists() else None) == before
+    assert any(kernel_tmp.glob("spillscope-notebook-*/demo/spill-root"))
     code = [c for c in nb.cells if c.cell_type == "code"]
     root_html, ref_html, findings_html, transcript_html = (html_outputs(c) for c in code[:4])
     assert "Spill root" in root_html and "demo-target-research" in root_html and "expired-locator" in root_html

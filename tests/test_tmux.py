@@ -3,6 +3,7 @@ screen is read back with capture-pane, and `q` quits cleanly."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,11 @@ class Tmux:
         self.socket = f"spillscope-test-{uuid.uuid4().hex[:8]}"
 
     def run(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20).stdout
+        # os.environ passed explicitly: the process's C environment can hold COLUMNS=80 and
+        # LINES=24 (readline sets them when something imports it), which os.environ does not
+        # show and which would make the app inside draw at 80x24 in a 120x40 window.
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20,
+                              env=dict(os.environ)).stdout
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "main")
@@ -45,6 +50,13 @@ class Tmux:
 
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", "main", *keys)
+
+    def exit_status(self, marker: Path, timeout: float = 15.0) -> str:
+        """What the command wrote to ``marker`` (``echo $? > marker``) once it ended."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not marker.exists():
+            time.sleep(0.2)
+        return marker.read_text().strip()
 
 
 def test_demo_in_a_real_terminal(tmp_path):
@@ -82,9 +94,6 @@ def test_demo_in_a_real_terminal(tmp_path):
         tmux.keys("Escape")
         tmux.wait_for("Omission notice")
         tmux.keys("q")
-        end = time.monotonic() + 15
-        while time.monotonic() < end and not marker.exists():
-            time.sleep(0.2)
-        assert marker.read_text().strip() == "0"
+        assert tmux.exit_status(marker) == "0"
     finally:
         tmux.run("kill-server")

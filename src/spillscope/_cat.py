@@ -73,11 +73,16 @@ class _Text:
 
     def __init__(self, out: TextIO, raw: bool) -> None:
         self.out = out
-        self.visible = out.isatty() and not raw
+        self.tty = out.isatty()
+        self.visible = self.tty and not raw
         self.lone = 0
+        self.line_open = False  # the last text written did not end a line
 
     def emit(self, text: str) -> None:
+        if not text:
+            return
         self.lone += lone_surrogate_count(text)
+        self.line_open = not text.endswith("\n")
         if self.visible:
             text = visible(text)
         buffer = getattr(self.out, "buffer", None)
@@ -88,10 +93,24 @@ class _Text:
         else:
             self.out.write(js_utf8(text).decode("utf-8"))
 
+    def note(self, message: str) -> None:
+        """A message on stderr, on a line of its own even when both go to one terminal."""
+        self.out.flush()
+        if self.line_open and self.tty and sys.stderr.isatty():
+            sys.stderr.write("\n")
+            self.line_open = False
+        sys.stderr.write(message + "\n")
+
     def warn(self) -> None:
-        if self.lone:
-            sys.stderr.write(f"spillscope: warning: {self.lone} lone surrogate(s) written as U+FFFD "
-                             "(use --json to keep them)\n")
+        if not self.lone:
+            return
+        if self.visible:
+            # Shown as ⟨lone U+D800⟩ here; only piped or --raw output replaces them.
+            self.note(f"spillscope: note: {self.lone} lone surrogate(s) shown as ⟨lone U+XXXX⟩; written to a "
+                      "file or pipe they become U+FFFD (use --json to keep them)")
+        else:
+            self.note(f"spillscope: warning: {self.lone} lone surrogate(s) written as U+FFFD "
+                      "(use --json to keep them)")
 
 
 def _cat_file(path: str, kind: str, out: TextIO, message: int | None, as_json: bool, raw: bool) -> int:
@@ -122,6 +141,7 @@ class _Transcript:
         self.path, self.kind, self.out, self.want = path, kind, out, want
         self.raw, self.max_line_bytes = raw, max_line_bytes
         self.last = 0  # messages are numbered 1..n in order (anything else is malformed)
+        self.writer = _Text(out, raw)
 
     def events(self) -> Iterator[Any]:
         from .reference.transcript import MessageStart, iter_transcript
@@ -137,14 +157,12 @@ class _Transcript:
         try:
             incomplete = self.json() if as_json else self.text()
         except TranscriptError as exc:
-            self.out.flush()
-            sys.stderr.write(f"spillscope: malformed artifact: {exc}\n")
+            self.writer.note(f"spillscope: malformed artifact: {exc}")
             return 1
         if incomplete is not None:
-            sys.stderr.write(f"spillscope: warning: incomplete artifact ({self.path}:{incomplete.line}: {incomplete.reason})\n")
+            self.writer.note(f"spillscope: warning: incomplete artifact ({self.path}:{incomplete.line}: {incomplete.reason})")
         if self.want is not None and self.want > self.last:
-            self.out.flush()
-            sys.stderr.write(f"spillscope: no message {self.want}: the transcript has {count(self.last, 'message')}\n")
+            self.writer.note(f"spillscope: no message {self.want}: the transcript has {count(self.last, 'message')}")
             return 2
         return 0
 
@@ -200,7 +218,7 @@ class _Transcript:
     def text(self) -> Incomplete | None:
         from .reference.transcript import Fragment, Incomplete, MessageEnd, MessageStart
 
-        out, want = _Text(self.out, self.raw), self.want
+        out, want = self.writer, self.want
         incomplete = None
         emitting = False
         parts: list[str] = []

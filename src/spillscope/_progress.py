@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -9,6 +10,23 @@ import time
 from typing import Callable, TextIO
 
 from ._format import human_size
+
+
+class SettingError(ValueError):
+    """An environment setting that cannot be used (the CLI reports it as a usage error)."""
+
+
+def _seconds_setting(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise SettingError(f"{name}={text!r}: must be a number of seconds, 0 or more (e.g. 0.5)")
+    return value
 
 
 class Progress:
@@ -25,7 +43,7 @@ class Progress:
     def __init__(self, stream: TextIO = sys.stderr) -> None:
         self.stream = stream
         self.start = time.monotonic()
-        self.after = float(os.environ.get("SPILLSCOPE_PROGRESS_AFTER", "0.5"))
+        self.after = _seconds_setting("SPILLSCOPE_PROGRESS_AFTER", 0.5)
         self.enabled = stream.isatty()
         self.shown = False
         self.last = 0.0

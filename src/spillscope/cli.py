@@ -22,7 +22,7 @@ from ._format import count, human_age, human_size
 from ._text import loads_exact, visible
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.listing import ascii_json, listing, listing_json
-from ._progress import Progress
+from ._progress import Progress, SettingError
 from .sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .reference.constants import DEFAULT_MAX_LINE_BYTES
 
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 class UsageError(Exception):
     pass
+
+
+#: The largest count or byte limit accepted (JavaScript's safe integers, as in the format).
+MAX_COUNT = 2**53 - 1
 
 
 def parse_duration(text: str) -> float:
@@ -49,12 +53,28 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"too large: {text!r} (at most {MAX_COUNT})")
+    return value
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
     return value
 
 
 def parse_fail_on(text: str) -> set[str]:
     codes: set[str] = set()
-    for part in (p.strip() for p in text.split(",") if p.strip()):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        # An empty value would silently mean "fail on nothing": that must be asked for.
+        raise argparse.ArgumentTypeError("empty: name finding codes or severities (or 'none' to fail on nothing)")
+    for part in parts:
         if part in SEVERITY_RANK:
             codes |= {c for c, (sev, _) in CODES.items() if SEVERITY_RANK[sev] >= SEVERITY_RANK[part]}
         elif part in CODES:
@@ -125,20 +145,31 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    from .inspect.coverage import coverage, describe
+
     ins = _run_inspection(args, check_content=True)
+    cov = coverage(ins)
     failing = [f for f in ins.findings if f.code in args.fail_on]
+    # A verify that compared nothing must not pass, whatever --fail-on says.
+    status = 1 if failing or cov.none_checked else 0
+    args.exit_status = status  # kept if the reader of our output goes away (`| head`)
     if args.json:
         _write_json(out, {"summary": ins.summary(), "findings": [f.to_json() for f in ins.findings],
-                          "failOn": sorted(args.fail_on), "ok": not failing})
+                          "failOn": sorted(args.fail_on), "notices": cov.to_json(), "ok": status == 0})
+        return status
+    out.write(f"verified {visible(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, "
+              f"{count(cov.found, 'notice')} found, {cov.checked} checked, {count(len(ins.findings), 'finding')}\n")
+    for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
+        out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
+        if f.locator and f.locator != f.path:
+            out.write(f"        locator: {visible(f.locator)}\n")
+    out.write("".join(visible(line) + "\n" for line in describe(cov)))
+    if cov.none_checked:
+        out.write(f"FAIL: none of the {count(cov.with_locator, 'notice')} with a locator could be checked "
+                  f"({cov.unchecked} outside the root); {count(len(failing), 'finding')} at or above --fail-on\n")
     else:
-        checked = len(ins.references) + len(ins.tool_spills)
-        out.write(f"verified {ins.root}: {count(len(ins.scan.artifacts()), 'artifact')}, {count(checked, 'notice')}, {count(len(ins.findings), 'finding')}\n")
-        for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
-            out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
-            if f.locator and f.locator != f.path:
-                out.write(f"        locator: {visible(f.locator)}\n")
         out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
-    return 1 if failing else 0
+    return status
 
 
 def _write_json(out: TextIO, data: Any) -> None:
@@ -212,19 +243,30 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.dir is not None and args.dir_option is not None and args.dir != args.dir_option:
         raise UsageError(f"two demo dirs given: {args.dir} and {args.dir_option}")
-    demo = write_demo(args.dir if args.dir is not None else args.dir_option)
+    where = args.dir if args.dir is not None else args.dir_option
+    try:
+        demo = write_demo(where)
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the demo to {exc.filename or where}: {exc.strerror or exc}") from None
     out.write(f"demo written: spill root {demo.root}\n              logs       {demo.logs}\n")
     if args.no_tui or not sys.stdout.isatty():
         ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None,
                                 max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_log_line_bytes=DEFAULT_MAX_LOG_LINE_BYTES)
         return cmd_ls(ns, out)
-    return _run_tui(str(demo.root), str(demo.logs), None)
+    return _run_tui(str(demo.root), str(demo.logs), None, {})
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     if not Path(args.root).is_dir():
         raise UsageError(f"{args.root}: not a directory")
-    return _run_tui(args.root, args.logs, args.rebase)
+    return _run_tui(args.root, args.logs, args.rebase, _limits(args))
+
+
+def _limits(args: argparse.Namespace) -> dict[str, int]:
+    """--max-line-bytes / --max-log-line-bytes for inspect_root (the TUI passes them on)."""
+    return {"max_line_bytes": args.max_line_bytes, "max_log_line_bytes": args.max_log_line_bytes}
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -234,14 +276,22 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
     out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
     out.flush()
-    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase)
+    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args))
     return 0
 
 
-def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
+def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, int]) -> int:
+    # Textual reads keys from stdin and draws on stderr; with any of the three redirected it
+    # would write escape codes into a file or wait for keys forever. (textual-serve's web
+    # driver is the exception: it talks over pipes by design.)
+    if not os.environ.get("TEXTUAL_DRIVER"):
+        for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin), ("stderr", sys.stderr)):
+            if stream is None or not stream.isatty():
+                raise UsageError(f"the terminal UI needs a terminal, and {name} is not one; "
+                                 "use `spillscope ls` or `spillscope verify` for text output")
     from .tui.app import SpillscopeApp
 
-    SpillscopeApp(root, logs, rebase=rebase).run()
+    SpillscopeApp(root, logs, rebase=rebase, limits=limits).run()
     return 0
 
 
@@ -327,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
     common(sp)
     sp.add_argument("--host", default="127.0.0.1")
-    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--port", type=port_number, default=8000)
     sp.set_defaults(func=cmd_serve)
     return p
 
@@ -346,14 +396,23 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args, sys.stdout))
-    except UsageError as exc:
+        status = int(args.func(args, sys.stdout))
+        sys.stdout.flush()  # here, not at exit: a closed pipe is handled below
+        return status
+    except (UsageError, SettingError) as exc:
         sys.stderr.write(f"spillscope: {exc}\n")
         return 2
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`): not an error; silence the flush at exit.
+        # The reader went away (e.g. `| head`): silence the flush at exit, and keep the
+        # status the command had already decided (verify decides before it writes).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return int(getattr(args, "exit_status", 0))
+    except OSError as exc:
+        # A path the command could not open (permissions, vanished, a port in use):
+        # one line saying which and why, never a traceback.
+        where = f"{visible(os.fsdecode(exc.filename))}: " if exc.filename is not None else ""
+        sys.stderr.write(f"spillscope: {where}{exc.strerror or exc}\n")
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -14,11 +14,13 @@ from typing import Any, AsyncIterator, Iterator
 
 from ._format import count, human_age, human_size
 from ._text import visible
-from .inspect.findings import SEVERITY_RANK, Finding
+from .inspect.coverage import coverage, describe
+from .inspect.findings import CODES, SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
 from .inspect.search import Pattern, SearchHit, search_root
 from .inspect.verify import Inspection, ReferenceLink, inspect_root
 from .inspect.watch import ChangeEvent, awatch_root
+from .reference.join import join_offset
 from .reference.transcript import Transcript, read_transcript
 from .spill.naming import session_dir_name
 
@@ -35,6 +37,7 @@ _STYLE = """<style>
 .spillscope .side{display:flex;gap:12px}.spillscope .side>div{flex:1;border:1px solid #8886;padding:6px}
 .spillscope pre{white-space:pre-wrap;margin:2px 0}
 .spillscope .bad{color:#c62828;font-weight:bold}
+.spillscope mark.cut{background:#444;color:#fff;padding:0 2px}
 </style>"""
 
 
@@ -72,6 +75,13 @@ class Findings:
         return Findings(sorted(self.items, key=lambda f: str(getattr(f, key) or "")))
 
     def where(self, code: str) -> Findings:
+        """The findings with this code (or of this severity: ``"error"``, ``"warning"``, ``"info"``).
+        An unknown code raises ``ValueError``: a typo must not look like "none found"."""
+        if code in SEVERITY_RANK:
+            return Findings([f for f in self.items if f.severity == code])
+        if code not in CODES:
+            raise ValueError(f"unknown finding code {code!r}; the codes are: {', '.join(CODES)} "
+                             "(or a severity: error, warning, info)")
         return Findings([f for f in self.items if f.code == code])
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -107,8 +117,14 @@ class TranscriptView:
         return self.to_records()
 
     def text(self, n: int) -> str:
-        """The exact text of message ``n`` (1-based)."""
-        return self.transcript.messages[n - 1].text
+        """The exact text of message ``n`` (1-based); ``IndexError`` saying the range otherwise."""
+        messages = self.transcript.messages
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"message number must be an int, not {type(n).__name__}")
+        if not 1 <= n <= len(messages):
+            have = f"messages 1 to {len(messages)}" if messages else "no messages"
+            raise IndexError(f"no message {n}: this transcript has {have} (numbered from 1)")
+        return messages[n - 1].text
 
     def to_records(self) -> list[dict[str, Any]]:
         return [{"index": m.index, "role": m.role, "text": m.text, "chars": len(m.text)} for m in self.transcript.messages]
@@ -173,18 +189,29 @@ class Reference:
 
     def __repr__(self) -> str:
         r = self.to_records()[0]
-        return (f"Reference {visible(r['label'])} ({visible(r['sessionId'])}) → {r['status']}\n"
-                f"  omittedMessages logged {r['omittedMessages']} recomputed {r['recomputedOmittedMessages']}\n"
-                f"  omittedBytes    logged {r['omittedBytes']} recomputed {r['recomputedOmittedBytes']}\n"
-                f"  locator {visible(str(r['locator']))}")
+        head = f"Reference {visible(r['label'])} ({visible(r['sessionId'])}) → {r['status']}"
+        if self.link.entry.notice is None:
+            return head + "\n  intact: nothing omitted, no notice, no saved transcript"
+
+        def counts(name: str, logged: Any, again: Any) -> str:
+            return f"  {name:<15} logged {logged}, " + (f"recomputed {again}" if again is not None else why)
+
+        why = {"expired": "not recomputed: the artifact is gone", "outside-root": "not recomputed: the locator is outside the root",
+               "unavailable": "not recomputed: no snapshot was saved", "invalid": "not recomputed: the notice is malformed",
+               }.get(self.link.status, "not recomputed: the artifact could not be read")
+        locator = f"  locator {visible(r['locator'])}" if r["locator"] is not None else "  no locator"
+        return "\n".join([head, counts("omittedMessages", r["omittedMessages"], r["recomputedOmittedMessages"]),
+                          counts("omittedBytes", r["omittedBytes"], r["recomputedOmittedBytes"]), locator])
 
     def _repr_html_(self) -> str:
         e, rec = self.link.entry, self.link.recomputed
         conv = e.preview.get("conversation")
         items = conv if isinstance(conv, list) else []
+        joins = rec.joins if rec else ()
         preview = "".join(
-            f"<div><b>{esc(m.get('role') if isinstance(m, dict) else '?')}</b><pre>{esc(m.get('text') if isinstance(m, dict) else m)}</pre></div>"
-            for m in items
+            f"<div><b>{esc(m.get('role') if isinstance(m, dict) else '?')}</b>"
+            f"<pre>{_cut_html(m.get('text'), joins[i] if i < len(joins) else None) if isinstance(m, dict) else esc(m)}</pre></div>"
+            for i, m in enumerate(items)
         )
         notice = e.notice or {}
         stats = e.stats or {}
@@ -209,6 +236,20 @@ class Reference:
                  f"<div>{_badges(self.link.findings)}</div>")
         left = f"<b>Preview — what the model saw</b> <code>{esc(e.session_id)}</code> {esc(e.label)}{preview}"
         return _wrap(f"<div class='side'><div class='preview'>{left}</div><div class='notice'>{right}</div></div>")
+
+
+def _cut_html(text: object, exact_join: int | None) -> str:
+    """A preview message as HTML, with ✂ where its middle was cut (≈✂ when estimated)."""
+    if not isinstance(text, str):
+        return esc(text)
+    if exact_join is not None:
+        at, mark, why = exact_join, "✂", "the middle of the message was cut here: head before, tail after"
+    else:
+        found = join_offset(text)
+        if found is None:
+            return esc(text)
+        at, mark, why = found[0], "≈✂", "the middle was cut about here (estimated: the transcript was not checked)"
+    return f"{esc(text[:at])}<mark class='cut' title='{why}'>{mark}</mark>{esc(text[at:])}"
 
 
 class Session:
@@ -330,7 +371,8 @@ class Inspector:
         for r in self.references:
             if label_or_session in (r.link.entry.label, r.link.entry.session_id):
                 return r
-        raise KeyError(label_or_session)
+        known = ", ".join(repr(r.link.entry.label) for r in self.references) or "none"
+        raise KeyError(f"no reference with label or session id {label_or_session!r} (labels: {known})")
 
     def findings(self) -> Findings:
         return Findings(self.inspection.findings).sorted()
@@ -372,6 +414,7 @@ class Inspector:
         for s in self.sessions:
             lines.append("  " + repr(s))
         lines.append("  findings: " + (", ".join(f"{k} {v}" for k, v in ins.summary().items()) or "none"))
+        lines += ["  " + visible(line) for line in describe(coverage(ins))]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -380,6 +423,8 @@ class Inspector:
             rows.append(f"<tr><td><code>{esc(s.session_id or '')}</code></td><td>{esc(s.dir)}</td><td>{len(s.artifacts)}</td>"
                         f"<td>{len(s.references)}</td><td>{_badges(s.findings().items)}</td></tr>")
         summary = ", ".join(f"{esc(k)} {v}" for k, v in self.inspection.summary().items()) or "no findings"
+        cov = coverage(self.inspection)
+        summary += "".join(f"<div{' class=bad' if cov.unchecked else ''}>{esc(line)}</div>" for line in describe(cov))
         return _wrap(f"<b>Spill root</b> <code>{esc(self.root)}</code><br>{summary}"
                      f"<table><tr><th>session</th><th>dir</th><th>artifacts</th><th>references</th><th>findings</th></tr>"
                      f"{''.join(rows)}</table>")

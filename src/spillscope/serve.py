@@ -39,7 +39,7 @@ def offline_templates() -> Path:
 
 
 def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
-          rebase: str | None = None) -> None:
+          rebase: str | None = None, limits: dict[str, int] | None = None) -> None:
     try:
         from textual_serve.server import Server
     except ImportError as exc:  # pragma: no cover - the extra is documented
@@ -49,5 +49,7 @@ def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: 
         command += ["--logs", os.path.abspath(logs)]
     if rebase:
         command += ["--rebase", rebase]
+    for name, value in (limits or {}).items():
+        command += ["--" + name.replace("_", "-"), str(value)]
     server = Server(shlex.join(command), host=host, port=port, title="spillscope", templates_path=offline_templates())
     server.serve()

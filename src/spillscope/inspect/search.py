@@ -131,36 +131,37 @@ class SearchableDocument(Protocol):
 
 
 def reader_pattern(query: str) -> Pattern | None:
-    """The reader's query syntax: plain text, or ``re:`` + a regex (None when invalid)."""
+    """The reader's query syntax: plain text, or ``re:`` + a regex (None when empty).
+    An invalid regex raises :class:`PatternError`, whose message says why."""
     if not query:
         return None
     pattern = Pattern(query[3:], regex=True) if query.startswith("re:") else Pattern(query)
-    try:
-        pattern.compile()
-    except PatternError:
-        return None
+    pattern.compile()
     return pattern
 
 
 def find_hits(document: SearchableDocument, message: int, query: str, seen: list[tuple[int, int]] | None,
-              cancelled: Callable[[], bool] = lambda: False) -> list[Hit]:
-    """Every match of ``query`` in one message of an open document (the reader's search):
-    plain text, or ``re:`` + a regex; at most :data:`MAX_HITS`."""
+              cancelled: Callable[[], bool] = lambda: False) -> tuple[list[Hit], bool]:
+    """The matches of ``query`` in one message of an open document (the reader's search):
+    plain text, or ``re:`` + a regex; the first :data:`MAX_HITS`, and whether there were
+    more. An invalid regex raises :class:`PatternError`."""
     pattern = reader_pattern(query)
     if pattern is None:
-        return []
-    hits = _document_hits(document, message, pattern, cancelled)
-    return [Hit(h.start, h.end, bool(is_seen(seen, h.byte_start, h.byte_end))) for h in hits]
+        return [], False
+    # One hit past the cap, to know there are more.
+    hits = _document_hits(document, message, pattern, cancelled, MAX_HITS + 1)
+    capped = len(hits) > MAX_HITS
+    return [Hit(h.start, h.end, bool(is_seen(seen, h.byte_start, h.byte_end))) for h in hits[:MAX_HITS]], capped
 
 
 def _document_hits(document: SearchableDocument, message: int, pattern: Pattern,
-                   cancelled: Callable[[], bool]) -> list[MessageHit]:
+                   cancelled: Callable[[], bool], limit: int) -> list[MessageHit]:
     index = getattr(document, "index", None)
     if index is not None:  # a transcript: search its fragment lines on disk
         msg = index.messages[message - 1]
         if index.done or msg is not getattr(index, "_current", None):
             try:
-                return list(search_message_region(document.path, msg.start, msg.end, pattern, limit=MAX_HITS,
+                return list(search_message_region(document.path, msg.start, msg.end, pattern, limit=limit,
                                                   cancelled=cancelled))
             except (ValueError, OSError):
                 pass  # irregular lines: the decoded path below is exact for them
@@ -169,7 +170,7 @@ def _document_hits(document: SearchableDocument, message: int, pattern: Pattern,
     chunk = 1 << 20
     hits: list[MessageHit] = []
     pos, nb, last_end = 0, 0, -1
-    while pos < total and len(hits) < MAX_HITS and not cancelled():
+    while pos < total and len(hits) < limit and not cancelled():
         text = document.read(message, pos, chunk + REGEX_OVERLAP)
         q = 0
         for m in compiled.finditer(text):
@@ -182,7 +183,7 @@ def _document_hits(document: SearchableDocument, message: int, pattern: Pattern,
             q = s
             hits.append(MessageHit(pos + s, pos + e, nb, nb + utf8_len(text[s:e])))
             last_end = pos + e
-            if len(hits) >= MAX_HITS:
+            if len(hits) >= limit:
                 break
         nb += utf8_len(text[q:chunk])
         pos += chunk

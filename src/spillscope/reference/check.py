@@ -35,6 +35,9 @@ class Recomputed:
     omitted_bytes: int
     #: For each preview message, the 1-based transcript message it came from (None if unmatched).
     sources: tuple[int | None, ...]
+    #: For each shortened preview message, the code point in its text where its head ends
+    #: and its tail begins, found against the original (None: whole, emptied or unmatched).
+    joins: tuple[int | None, ...] = ()
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
@@ -275,9 +278,16 @@ def recompute(conversation: Sequence[Mapping[str, Any]], messages: Transcript | 
 
     dropped = [k for k in range(len(full)) if k not in used]
     omitted_bytes = sum(full[k].nbytes for k in dropped) + sum(omitted_by_item)
+    from .join import join_offset
+
+    joins: list[int | None] = []
+    for i, item in enumerate(conversation):
+        src, text = sources[i], item.get("text") if isinstance(item, Mapping) else None
+        found = join_offset(text, full[src]) if src is not None and isinstance(text, str) and omitted_by_item[i] else None
+        joins.append(found[0] if found else None)
     return (
         Recomputed(len(full), len(conversation), len(dropped), omitted_bytes,
-                   tuple(None if s is None else s + 1 for s in sources)),
+                   tuple(None if s is None else s + 1 for s in sources), tuple(joins)),
         problems,
     )
 

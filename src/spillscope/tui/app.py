@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from rich.console import Group
 from textual import on, work
@@ -19,10 +19,13 @@ from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from .._format import count
+from ..inspect.coverage import coverage, describe
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
 from ..inspect.search import reference_seen_ranges
+from ..reference.constants import DEFAULT_MAX_LINE_BYTES
+from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .document import open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
@@ -45,11 +48,17 @@ class SpillscopeApp(App[None]):
         Binding("s", "search_root", "Search all", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
+    #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
+    #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
-    def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True) -> None:
+    def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True,
+                 limits: dict[str, int] | None = None) -> None:
         super().__init__()
+        #: --max-line-bytes / --max-log-line-bytes (inspect_root's defaults when not given).
+        self.limits = dict(limits or {})
         self.root_path = os.path.abspath(root)
         self.logs_path = os.path.abspath(logs) if logs else None
         self.rebase = rebase
@@ -106,15 +115,21 @@ class SpillscopeApp(App[None]):
                 self.call_from_thread(self.show_verify_progress, done / total)
 
         try:
-            quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False, progress=progress)
+            quick = self._inspect(False, progress)
             if worker.is_cancelled:
                 return
             self.call_from_thread(self.show_inspection, quick, False, from_watch)
-            full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, progress=progress)
+            full = self._inspect(True, progress)
         except _Superseded:
             return
         if not worker.is_cancelled:
             self.call_from_thread(self.show_inspection, full, True, from_watch)
+
+    def _inspect(self, check_content: bool, progress: Callable[[str, int, int | None], None]) -> Inspection:
+        limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "max_log_line_bytes": DEFAULT_MAX_LOG_LINE_BYTES, **self.limits}
+        return inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=check_content,
+                            progress=progress, max_line_bytes=limits["max_line_bytes"],
+                            max_log_line_bytes=limits["max_log_line_bytes"])
 
     def show_verify_progress(self, share: float) -> None:
         if not self.verified:
@@ -220,8 +235,11 @@ class SpillscopeApp(App[None]):
                 lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
             info.update(Group(*lines))
         else:
+            cov = coverage(ins)
+            # What was not checked is said where the root is described: never a quiet "no findings".
+            checked = [safe(line, "bold yellow" if cov.unchecked else "") for line in describe(cov)]
             info.update(Group(safe(f"spill root {ins.root}", "bold"), safe(f"logs {self.logs_path or '(none)'}"),
-                              *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
+                              *checked, *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
 
     # Reader ------------------------------------------------------------------------
     def action_open(self) -> None:

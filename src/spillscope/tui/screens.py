@@ -11,13 +11,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
 from .._text import js_utf8, lone_surrogate_count
-from ..inspect.search import Hit, find_hits
+from ..inspect.search import Hit, PatternError, find_hits
 from ..reference.transcript import TranscriptError
 from .document import Document
 from .textview import TextView
@@ -30,31 +30,62 @@ HELP = """\
 `r` rescans, `ctrl+p` opens the command palette (themes too), `q` quits.
 
 **Reader** — `n`/`N` next/previous message, `g` go to (`m 3`, `l 120`, `b 5000`,
-`c 100000`, or a bare line number), `w` wraps on/off, `/` searches (prefix `re:` for a
-regex), `F3`/`shift+F3` next/previous hit, `y` copies the message, `e` exports it to a
-file, `Escape` goes back.
+`c 100000`, or a bare line number; past the end goes to the end, and says so), `w`
+wraps on/off, `/` searches (prefix `re:` for a regex; `Escape` closes the box),
+`F3`/`shift+F3` next/previous hit, `y` copies the message (through the terminal, by
+OSC 52 — not every terminal passes it on), `e` exports it to a file, `Escape` goes back.
 
 **Search all** (`s`) — the exact text of every transcript and tool output under the
 root (`re:` for a regex, `i:` to ignore case); hits stream in grouped by session and
 artifact, and `Enter` opens the reader at one.
 
-Search hits are green when the model **saw** them (inside the preview) and red when
-they were **omitted** (only in the saved artifact).
+Search hits the model **saw** (inside the preview) are green, **bold and underlined**;
+hits that were **omitted** (only in the saved artifact) are red and ~~struck through~~ —
+the styles tell them apart without colour too (`NO_COLOR`). The first 5000 hits are
+marked (the status says `5000+` when there are more).
 
-Text is shown inert: escape sequences and controls appear as `␛`, `␀`, `⏎` (lone CR),
-`⟨U+202E⟩`; lone surrogates as `⟨lone U+D800⟩`; markup is never interpreted.
+In a reference's preview, `✂` marks where the middle of a shortened message was cut:
+the model saw its head, then its tail, then the omission marker.
+
+Text is shown inert: escape sequences and controls appear as `␛`, `␀`, `⏎` (a CR, alone
+or in CRLF), `⟨U+202E⟩`; lone surrogates as `⟨lone U+D800⟩`; markup is never interpreted.
+
+`Escape`, `q` or `?` closes this help; `↑`/`↓`/`PgUp`/`PgDn` scroll it.
 """
 
 
 class HelpScreen(ModalScreen[None]):
+    """Every key; scrolls (↑/↓, PgUp/PgDn, the mouse) when the terminal is shorter than it."""
+
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="help-box"):
+        with VerticalScroll(id="help-box"):
             yield Markdown(HELP)
+
+    def on_mount(self) -> None:
+        self.query_one("#help-box").focus()
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question: `y` or Enter says yes, `n` or Escape says no."""
+
+    BINDINGS = [Binding("y,enter", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-box"):
+            yield Static(self.question, id="confirm-question", markup=False)
+            yield Static("y / Enter: yes    n / Escape: no", id="confirm-keys", markup=False)
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -100,7 +131,7 @@ class ReaderScreen(Screen[None]):
     """The reassembled exact text, message by message, opened lazily."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "back", "Back"),
         Binding("n", "message(1)", "Next msg"),
         Binding("N", "message(-1)", "Prev msg", key_display="N"),
         Binding("g", "goto", "Go to"),
@@ -124,6 +155,12 @@ class ReaderScreen(Screen[None]):
         self.forbidden = forbidden
         self.message = 1
         self.hits: list[Hit] = []
+        #: More hits than MAX_HITS: only the first ones are marked.
+        self.hits_capped = False
+        #: Why the query finds nothing (an invalid regex), else "".
+        self.search_error = ""
+        #: What the last jump could not do exactly ("message 99 does not exist…"), else "".
+        self.clamped_note = ""
         self.query_text = ""
 
     def compose(self) -> ComposeResult:
@@ -176,6 +213,8 @@ class ReaderScreen(Screen[None]):
             self.notify(f"still indexing: message {k} is not reached yet", severity="warning")
             return
         k = max(1, min(k, known))
+        if k != self.message:
+            self.clamped_note = ""
         self.message = k
         self.view.hits = []
         self.view.show(self.document, k, offset)
@@ -207,10 +246,15 @@ class ReaderScreen(Screen[None]):
         count = f"{len(self.document.messages)}{'' if self.document.done else '+'}"
         parts = [f"msg {self.message}/{count}", f"line {line + 1}/{msg.lines}",
                  f"byte {byte}/{msg.utf8_bytes}", f"cp {cp}/{msg.code_points}", f"wrap {'on' if view.wrap else 'off'}"]
-        if self.query_text:
+        if self.clamped_note:
+            parts.append(self.clamped_note)
+        if self.query_text and self.search_error:
+            parts.append(f"search: {self.search_error}")
+        elif self.query_text:
             seen = sum(1 for h in self.hits if h.seen)
             cur = "" if view.current_hit is None else f"{view.current_hit + 1}/"
-            parts.append(f"search {cur}{len(self.hits)} hits ({seen} seen, {len(self.hits) - seen} omitted)")
+            more = "+" if self.hits_capped else ""
+            parts.append(f"search {cur}{len(self.hits)}{more} hits ({seen} seen, {len(self.hits) - seen}{more} omitted)")
         if self.seen_pending:
             parts.append("finding what the model saw…")
         elif self.seen.get(self.message) is None:
@@ -253,24 +297,49 @@ class ReaderScreen(Screen[None]):
             k = goto.value
             if k > 0 and hasattr(doc, "index"):
                 doc.index.ensure(k, 0)
-            self.app.call_from_thread(self.show_message, k)
+            known = len(doc.messages)
+            note = ""
+            if k < 1:
+                note = f"there is no message {k}: went to message 1"
+            elif k > known and doc.done:
+                note = f"message {k} does not exist: went to the last, {known}"
+            self.app.call_from_thread(self._goto_message_done, k, note)
             return
         k = self.message
+        msg = doc.messages[k - 1]
         if goto.unit == "line":
             cp = doc.offset_of_line(k, max(0, goto.value - 1))
+            note = (f"line {goto.value} is past the last ({msg.lines}): went there" if goto.value > msg.lines
+                    else "there is no line 0: went to line 1" if goto.value < 1 else "")
         elif goto.unit == "byte":
             cp = doc.offset_of_byte(k, goto.value)
+            note = f"byte {goto.value} is past the end ({msg.utf8_bytes}): went to the end" if goto.value > msg.utf8_bytes else ""
         else:
             cp = goto.value
-        cp = max(0, min(cp, doc.messages[k - 1].code_points))
+            note = f"code point {goto.value} is past the end ({msg.code_points}): went to the end" if goto.value > msg.code_points else ""
+        cp = max(0, min(cp, msg.code_points))
         doc.read(k, cp, 1)  # indexed up to the target before the UI thread reads its window
-        self.app.call_from_thread(self._goto_done, k, cp)
+        self.app.call_from_thread(self._goto_done, k, cp, note)
 
-    def _goto_done(self, k: int, cp: int) -> None:
+    def _goto_message_done(self, k: int, note: str) -> None:
+        if not self.is_attached:
+            return
+        self.show_message(k)
+        self._say_clamped(note)
+
+    def _goto_done(self, k: int, cp: int, note: str = "") -> None:
         if not self.is_attached or k != self.message:
             return
         self.view.scroll_to_offset(cp)
+        self._say_clamped(note)
         self.update_status(cp)
+
+    def _say_clamped(self, note: str) -> None:
+        """A jump that could not land where asked says where it went instead."""
+        self.clamped_note = note
+        if note:
+            self.notify(note, severity="warning")
+        self.update_status()
 
     def action_search(self) -> None:
         box = self.query_one("#reader-search", Input)
@@ -286,11 +355,14 @@ class ReaderScreen(Screen[None]):
     def search_submitted(self) -> None:
         self.action_hit(1)
 
-    def key_escape(self) -> None:
+    def action_back(self) -> None:
+        """Escape: closes the search box when it is open, else leaves the reader."""
         box = self.query_one("#reader-search", Input)
-        if box.has_focus:
+        if box.display:
             box.display = False
             self.view.focus()
+            return
+        self.app.pop_screen()
 
     def set_seen(self, seen: dict[int, list[tuple[int, int]] | None]) -> None:
         """The seen ranges, once the app's worker has them: marks and status follow."""
@@ -304,14 +376,20 @@ class ReaderScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="search")
     def run_search(self, query: str) -> None:
         worker = get_current_worker()
-        hits = find_hits(self.document, self.message, query, self.seen.get(self.message), lambda: worker.is_cancelled)
+        try:
+            hits, capped = find_hits(self.document, self.message, query, self.seen.get(self.message),
+                                     lambda: worker.is_cancelled)
+            error = ""
+        except PatternError as exc:
+            hits, capped = [], False
+            error = "not a valid regex: " + str(exc).removeprefix("invalid regex: ")
         if not worker.is_cancelled:
-            self.app.call_from_thread(self.apply_hits, hits)
+            self.app.call_from_thread(self.apply_hits, hits, capped, error)
 
-    def apply_hits(self, hits: list[Hit]) -> None:
+    def apply_hits(self, hits: list[Hit], capped: bool = False, error: str = "") -> None:
         if not self.is_attached:
             return
-        self.hits = hits
+        self.hits, self.hits_capped, self.search_error = hits, capped, error
         view = self.view
         view.hits = [(h.start, h.end, h.seen) for h in hits]
         view.current_hit = None
@@ -342,28 +420,46 @@ class ReaderScreen(Screen[None]):
             self.notify("message is over 4 MiB: export it instead (e)", severity="warning")
             return
         self.app.copy_to_clipboard(self.message_text())
-        self.notify(f"copied message {self.message} ({msg.utf8_bytes} bytes)")
+        # OSC 52 has no reply: whether the text arrived is unknowable from here.
+        self.notify(f"sent message {self.message} ({msg.utf8_bytes} bytes) to the clipboard through the "
+                    "terminal (OSC 52); a terminal that ignores OSC 52 drops it silently — "
+                    "e exports the message to a file instead", timeout=10)
 
     def action_export(self) -> None:
         base = os.path.basename(self.document.path)
         default = os.path.join(os.getcwd(), f"{base}.message-{self.message}.txt")
 
-        def done(path: str | None) -> None:
-            if not path:
-                return
+        message = self.message
+
+        def write(path: str, overwrite: bool) -> None:
             try:
-                written, lone = export_message(self.document, self.message, path, self.forbidden)
+                written, lone = export_message(self.document, message, path, self.forbidden, overwrite=overwrite)
+            except FileExistsError:
+                def answered(yes: bool | None) -> None:
+                    if yes:
+                        write(path, True)
+                    else:
+                        self.notify("export cancelled: nothing written")
+
+                self.app.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?"), answered)
+                return
             except (OSError, ValueError) as exc:
                 self.notify(f"export failed: {exc}", severity="error")
                 return
             note = f" ({lone} lone surrogates as U+FFFD)" if lone else ""
             self.notify(f"exported {written} bytes to {path}{note}")
 
+        def done(path: str | None) -> None:
+            if path:
+                write(path, False)
+
         self.app.push_screen(PromptScreen("Export this message (exact UTF-8) to:", value=default), done)
 
 
-def export_message(document: Document, message: int, path: str, forbidden: list[str]) -> tuple[int, int]:
-    """Write message text as UTF-8 to ``path`` — never under the spill root or the logs."""
+def export_message(document: Document, message: int, path: str, forbidden: list[str],
+                   overwrite: bool = False) -> tuple[int, int]:
+    """Write message text as UTF-8 to ``path`` — never under the spill root or the logs.
+    An existing file is replaced only with ``overwrite`` (else :class:`FileExistsError`)."""
     target = os.path.realpath(path)
     for root in forbidden:
         real = os.path.realpath(root)
@@ -371,7 +467,9 @@ def export_message(document: Document, message: int, path: str, forbidden: list[
             raise ValueError("refusing to write inside the spill root or the log directory")
     text = document.read(message)
     data = js_utf8(text)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    # O_EXCL: the check for an existing file and the create are one step (no race).
+    mode = os.O_TRUNC if overwrite else os.O_EXCL
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | mode | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return len(data), lone_surrogate_count(text)

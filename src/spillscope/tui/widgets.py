@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from .._text import visible
 from ..inspect.findings import CODES, SEVERITY_RANK, Finding, by_location
 from ..inspect.scan import Artifact
 from ..inspect.verify import Inspection, ReferenceLink, ToolSpillLink
+from ..reference.join import join_offset
 from ..spill.naming import session_dir_name
 
 NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
@@ -68,6 +70,11 @@ class BrowseTree(Tree[NodeData]):
         self.guide_depth = 3
         self._now = time.time()
         self._index: dict[str, list[Finding]] = {}
+        #: The user's expansion of session nodes, as last seen in an unfiltered tree: a
+        #: filter opens every match, and clearing it goes back to this.
+        self._expanded_keys: set[str] = set()
+        self._collapsed_keys: set[str] = set()
+        self._filtered = False
 
     #: Above this many items in the tree, sessions open collapsed and build their
     #: children when expanded (a 100k-artifact root stays responsive).
@@ -76,8 +83,12 @@ class BrowseTree(Tree[NodeData]):
     def populate(self, ins: Inspection, text_filter: str = "", code_filter: str | None = None) -> None:
         """Rebuild from an inspection, keeping the cursor on the same item when it still exists."""
         selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
-        expanded = {n.data.key for n in self._all_nodes() if n.data and n.is_expanded}
-        first_build = not expanded
+        if not self._filtered:
+            sessions_now = [n for n in self.root.children if n.data and n.data.kind == "session"]
+            self._expanded_keys = {n.data.key for n in sessions_now if n.data and n.is_expanded}
+            self._collapsed_keys = {n.data.key for n in sessions_now if n.data and not n.is_expanded}
+        expanded, collapsed = self._expanded_keys, self._collapsed_keys
+        self._filtered = bool(text_filter or code_filter)
         self._now = time.time()
         self._index = index = by_location(ins.findings)
         needle = text_filter.casefold()
@@ -86,7 +97,9 @@ class BrowseTree(Tree[NodeData]):
             return (not needle or needle in text.casefold()) and (code_filter is None or code_filter in codes)
 
         self.clear()
-        self.root.set_label(Text.assemble((visible(ins.root), "bold"), f"  {count(len(ins.scan.sessions), 'dir')} · ",
+        # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
+        self.root.set_label(Text.assemble((visible(os.path.basename(ins.root.rstrip("/")) or ins.root), "bold"),
+                                          f"  {count(len(ins.scan.sessions), 'dir')} · ",
                                           f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}"))
         self.root.data = NodeData("root", "root", ins)
         sessions: dict[str, dict[str, Any]] = {}
@@ -122,13 +135,17 @@ class BrowseTree(Tree[NodeData]):
             if not children and not matches(title, session_codes):
                 continue
             arts = group["dir"].artifacts if group["dir"] else []
-            counts = f"  {count(len(arts), 'artifact')} · {count(len(group['refs']), 'ref')}" + (f" · {count(len(group['tools']), 'tool spill')}" if group["tools"] else "")
+            # Zero counts left out: a line short enough to show whole.
+            counts = "  " + " · ".join(count(n, what) for n, what in ((len(arts), "artifact"), (len(group["refs"]), "ref"),
+                                                                     (len(group["tools"]), "tool spill")) if n)
             # Badges straight after the title: a narrow pane cuts the counts, not the findings.
             label = Text.assemble(safe(title, "bold"),
                                   badges(session_codes + [c for d in children for c in self._codes(d, index)]),
                                   (counts, "dim"))
             holds_selection = selected is not None and any(d.key == selected for d in children)
-            open_now = (not lazy and (first_build or name in expanded or bool(needle or code_filter))) or \
+            # Small trees open every session the user has not closed; big ones only those
+            # the user opened (or that hold the cursor). A filter opens every match.
+            open_now = (not lazy and (name not in collapsed or bool(needle or code_filter))) or \
                 (lazy and (name in expanded or holds_selection))
             node = self.root.add(label, NodeData("session", name, {**group, "children": children}),
                                  expand=open_now, allow_expand=bool(children))
@@ -210,14 +227,31 @@ class ReferencePanel(Horizontal):
         parts: list[RenderableType] = [Text.assemble(("Preview — what the model saw", "bold underline"), "\n",
                                                      ("session ", "dim"), safe(entry.session_id), ("   label ", "dim"), safe(entry.label), "\n")]
         sources = link.recomputed.sources if link.recomputed else ()
+        joins = link.recomputed.joins if link.recomputed else ()
         for i, item in enumerate(conv):
             role = item.get("role", "?") if isinstance(item, dict) else "?"
             text = item.get("text", "") if isinstance(item, dict) else ""
             src = f" ← message {sources[i]}" if i < len(sources) and sources[i] else ""
             parts.append(Text.assemble((f"\n● {visible(str(role))}{src}\n", "bold cyan")))
-            parts.append(safe(str(text)) if text else Text("(emptied: all its bytes omitted)", style="italic dim"))
+            parts.append(preview_text(str(text), joins[i] if i < len(joins) else None) if text
+                         else Text("(emptied: all its bytes omitted)", style="italic dim"))
         self.query_one("#preview", Static).update(Group(*parts))
         self.query_one("#notice", Static).update(notice_renderable(link))
+
+
+def preview_text(text: str, exact_join: int | None) -> Text:
+    """A preview message, with ✂ where its middle was cut (head before, tail after).
+
+    The join is exact when the check found it against the transcript; otherwise it is
+    estimated from the retention rule and marked ≈✂ (it may be off by a character)."""
+    if exact_join is not None:
+        at, mark = exact_join, "✂"
+    else:
+        found = join_offset(text)
+        if found is None:
+            return safe(text)
+        at, mark = found[0], "≈✂"
+    return Text.assemble(safe(text[:at]), (mark, "bold reverse"), safe(text[at:]))
 
 
 def notice_renderable(link: ReferenceLink) -> RenderableType:
@@ -269,8 +303,8 @@ def notice_renderable(link: ReferenceLink) -> RenderableType:
 
 def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str | None) -> RenderableType:
     table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="dim")
-    table.add_column()
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")  # a long path wraps whole, never cut to "…"
     table.add_row("path", safe(art.path))
     table.add_row("kind", art.kind)
     table.add_row("suggested name", safe(art.suggested_name or "(not an encoded name)"))
