@@ -33,12 +33,12 @@ def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: Text
             raise WatchUsageError(f"{root}: is a symlink; watch follows a root by its path and never follows "
                                   f"a symlink (watch {os.path.realpath(root)} instead)")
         raise WatchUsageError(f"{root}: {why}")
-    if why is not None:
-        err.write(f"spillscope: {root} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
-        err.flush()
     stop = threading.Event()
     restore = _stop_on_signals(stop)
     try:
+        if why is not None:
+            err.write(f"spillscope: {root} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
+            err.flush()
         for batch in watch_root(root, stop=stop, initial=initial):
             for ev in batch:
                 if as_json:

@@ -61,7 +61,15 @@ class SpillscopeApp(App[None]):
         self.text_filter = ""
         self.pending_changes = 0
         self._rescan_scheduled = False
+        #: A scan's first (names only) pass is running: a watch change waits for it
+        #: rather than cancelling it, so a stream of changes cannot starve the tree.
+        self._quick_running = False
+        self._rescan_again = False
         self.loads = 0
+        #: What the watch is doing: "starting", "live", "stale", "missing" (see update_status).
+        self.watch_state = "starting"
+        self.watch_detail: str | None = None
+        self.watch_since = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -105,7 +113,11 @@ class SpillscopeApp(App[None]):
                 self.call_from_thread(self.show_verify_progress, done / total)
 
         try:
-            quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False, progress=progress)
+            self._quick_running = True
+            try:
+                quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False, progress=progress)
+            finally:
+                self._quick_running = False
             if worker.is_cancelled:
                 return
             self.call_from_thread(self.show_inspection, quick, False, from_watch)
@@ -132,6 +144,9 @@ class SpillscopeApp(App[None]):
         self.verify_progress = None
         self.loads += 1
         self.root_missing = not ins.scan.exists
+        if self._rescan_again:
+            self._rescan_again = False
+            self.schedule_rescan()
         self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
             self.query_one("#welcome", Static).update(
@@ -143,8 +158,8 @@ class SpillscopeApp(App[None]):
     def update_status(self) -> None:
         ins = self.inspection
         parts = []
-        if self.root_missing:
-            parts.append("⚠ ROOT MISSING — waiting for it to come back")
+        if self.root_missing and not self.watch_enabled:
+            parts.append("⚠ ROOT MISSING — r rescans")
         if ins is not None:
             summary = ins.summary()
             parts.append(f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')} · "
@@ -152,31 +167,69 @@ class SpillscopeApp(App[None]):
                          + ("" if self.verified else " · verifying…"
                             + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
         if self.watch_enabled:
-            parts.append("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
-                         if self.paused else "● live")
+            parts.append(self.watch_status())
         self.query_one("#status", Static).update("  ·  ".join(parts))
+
+    def watch_status(self) -> str:
+        """The watch's part of the status line: "● live" only while changes are followed,
+        and always what ``r`` will do."""
+        detail = f" ({self.watch_detail})" if self.watch_detail else ""
+        if self.watch_state == "missing":
+            text = f"⚠ ROOT MISSING since {self.watch_since}{detail} — waiting for it to come back · r rescans now"
+        elif self.watch_state == "stale":
+            text = f"⚠ stale since {self.watch_since}{detail} · r rescans and restarts the watch"
+        elif self.paused:
+            return ("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
+                    + " · p resumes · r rescans now")
+        elif self.watch_state == "starting":
+            return "○ starting the watch… · r rescans"
+        else:
+            return "● live · r rescans"
+        return text + (" · ⏸ PAUSED" if self.paused else "")
+
+    def set_watch_state(self, state: str, detail: str | None = None) -> None:
+        if state != self.watch_state or detail != self.watch_detail:
+            if state != self.watch_state:
+                self.watch_since = time.strftime("%H:%M:%S")
+            self.watch_state, self.watch_detail = state, detail
+        self.root_missing = state == "missing"
+        self.update_status()
 
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:
-        async for batch in awatch_root(self.root_path):
-            if any(ev.event == "root-missing" for ev in batch):
-                self.root_missing = True
-            if any(ev.event == "root-restored" for ev in batch):
-                self.root_missing = False
-            if self.paused:
-                self.pending_changes += len(batch)
-                self.update_status()
-                continue
-            self.schedule_rescan()
+        self.set_watch_state("starting")
+        try:
+            async for batch in awatch_root(self.root_path):
+                for ev in batch:
+                    if ev.event == "live":
+                        self.set_watch_state("live")
+                    elif ev.event == "stale":
+                        self.set_watch_state("stale", ev.detail)
+                    elif ev.event == "root-missing":
+                        self.set_watch_state("missing", ev.detail)
+                    elif ev.event == "root-restored":
+                        self.set_watch_state("starting")
+                if self.paused:
+                    self.pending_changes += len(batch)
+                    self.update_status()
+                    continue
+                self.schedule_rescan()
+        finally:
+            if not get_current_worker().is_cancelled and self.is_running:
+                self.set_watch_state("stale", "the watch stopped")
 
     def schedule_rescan(self) -> None:
-        # Coalesce bursts: one rescan per 100 ms at most.
+        # Coalesce bursts: a change waits for a running names pass (then one more
+        # follows), and changes within 20 ms share one scan.
         if not self._rescan_scheduled:
             self._rescan_scheduled = True
-            self.set_timer(0.1, self._do_rescan)
+            self.set_timer(0.02, self._do_rescan)
 
     def _do_rescan(self) -> None:
         self._rescan_scheduled = False
+        if self._quick_running:
+            self._rescan_again = True
+            return
         self.rescan(from_watch=True)
 
     # Detail ------------------------------------------------------------------------
@@ -259,7 +312,13 @@ class SpillscopeApp(App[None]):
     def load_reader(self, path: str, kind: str, title: str) -> None:
         try:
             document = open_document(path, kind)
-        except Exception as exc:  # a malformed or vanished artifact shows its error, never crashes
+        except FileNotFoundError:
+            # Deleted since the last scan: say so, and bring the tree up to date.
+            self.call_from_thread(self.notify, f"{title} is gone: it was deleted from the spill root "
+                                  "after the last scan (the tree is being refreshed)", severity="warning", timeout=8)
+            self.call_from_thread(self.schedule_rescan)
+            return
+        except Exception as exc:  # a malformed or unreadable artifact shows its error, never crashes
             self.call_from_thread(self.notify, f"cannot open {title}: {exc}", severity="error", timeout=8)
             return
         forbidden = [p for p in (self.root_path, self.logs_path) if p]
@@ -331,6 +390,8 @@ class SpillscopeApp(App[None]):
 
     def action_refresh(self) -> None:
         self.rescan()
+        if self.watch_enabled and self.watch_state == "stale":
+            self.watch_root()  # exclusive: replaces a watch that failed or stopped
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
