@@ -215,7 +215,7 @@ class SpillscopeApp(App[None]):
                     continue
                 self.schedule_rescan()
         finally:
-            if not get_current_worker().is_cancelled and self.is_running:
+            if not get_current_worker().is_cancelled and self.is_running and self.watch_state != "stale":
                 self.set_watch_state("stale", "the watch stopped")
 
     def schedule_rescan(self) -> None:
