@@ -63,7 +63,7 @@ class SpillscopeApp(App[None]):
         self._rescan_scheduled = False
         #: A scan's first (names only) pass is running: a watch change waits for it
         #: rather than cancelling it, so a stream of changes cannot starve the tree.
-        self._quick_running = False
+        self._quick_running: object | None = None  # the worker whose names pass is running
         self._rescan_again = False
         self.loads = 0
         #: What the watch is doing: "starting", "live", "stale", "missing" (see update_status).
@@ -113,19 +113,44 @@ class SpillscopeApp(App[None]):
                 self.call_from_thread(self.show_verify_progress, done / total)
 
         try:
-            self._quick_running = True
+            self._quick_running = worker
             try:
                 quick = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=False, progress=progress)
-            finally:
-                self._quick_running = False
+            except BaseException:
+                if self._quick_running is worker:
+                    self._quick_running = None
+                raise
+            if worker.is_cancelled:
+                if self._quick_running is worker:
+                    self._quick_running = None
+                    self.call_from_thread(self._rescan_if_asked)
+                return
+            # Until it is shown, a change waits for this pass instead of cancelling it.
+            self.call_from_thread(self.show_quick, worker, quick, from_watch)
+            if from_watch:
+                # Changes often come in runs: verify once they pause, not after each.
+                for _ in range(6):
+                    if worker.is_cancelled:
+                        return
+                    time.sleep(0.05)
             if worker.is_cancelled:
                 return
-            self.call_from_thread(self.show_inspection, quick, False, from_watch)
             full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, progress=progress)
         except _Superseded:
             return
         if not worker.is_cancelled:
             self.call_from_thread(self.show_inspection, full, True, from_watch)
+
+    def show_quick(self, worker: object, ins: Inspection, from_watch: bool) -> None:
+        if self._quick_running is worker:
+            self._quick_running = None
+        self.show_inspection(ins, False, from_watch)
+        self._rescan_if_asked()  # supersedes this pass's verification
+
+    def _rescan_if_asked(self) -> None:
+        if self._rescan_again:
+            self._rescan_again = False
+            self.rescan(from_watch=True)
 
     def show_verify_progress(self, share: float) -> None:
         if not self.verified:
@@ -144,9 +169,6 @@ class SpillscopeApp(App[None]):
         self.verify_progress = None
         self.loads += 1
         self.root_missing = not ins.scan.exists
-        if self._rescan_again:
-            self._rescan_again = False
-            self.schedule_rescan()
         self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
             self.query_one("#welcome", Static).update(
@@ -220,14 +242,14 @@ class SpillscopeApp(App[None]):
 
     def schedule_rescan(self) -> None:
         # Coalesce bursts: a change waits for a running names pass (then one more
-        # follows), and changes within 20 ms share one scan.
+        # follows at once), and batches handled in one loop turn share one scan.
         if not self._rescan_scheduled:
             self._rescan_scheduled = True
-            self.set_timer(0.02, self._do_rescan)
+            self.call_later(self._do_rescan)
 
     def _do_rescan(self) -> None:
         self._rescan_scheduled = False
-        if self._quick_running:
+        if self._quick_running is not None:
             self._rescan_again = True
             return
         self.rescan(from_watch=True)
