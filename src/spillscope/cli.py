@@ -197,7 +197,14 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 def _run_tui(root: str, logs: str | None, rebase: str | None) -> int:
     from .tui.app import SpillscopeApp
 
-    SpillscopeApp(root, logs, rebase=rebase).run()
+    app = SpillscopeApp(root, logs, rebase=rebase)
+    from . import _webguard
+
+    if _webguard.under_web_driver():  # started by `spillscope serve` for a browser tab
+        _webguard.die_with_parent()
+        _webguard.guard(app)
+        return _webguard.run_served(app.run)
+    app.run()
     return 0
 
 
