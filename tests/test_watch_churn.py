@@ -73,7 +73,7 @@ class Churn:
             self.error = exc
 
     def _run(self) -> None:
-        root, tmp = self.root, self.tmp
+        root = self.root
         per = WRITES // BLOCKS
         ops = [
             lambda: os.rename(root / "session-000000000001", root / "session-0000000000a1"),  # session dir renamed
