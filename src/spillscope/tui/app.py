@@ -44,6 +44,8 @@ class SpillscopeApp(App[None]):
         Binding("r", "refresh", "Rescan"),
         Binding("enter", "open", "Open", show=False),
     ]
+    #: Seconds a watch-triggered scan waits (cancellable) before its verification pass.
+    verify_settle = 0.3
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
@@ -129,10 +131,11 @@ class SpillscopeApp(App[None]):
             self.call_from_thread(self.show_quick, worker, quick, from_watch)
             if from_watch:
                 # Changes often come in runs: verify once they pause, not after each.
-                for _ in range(6):
+                end = time.monotonic() + self.verify_settle
+                while time.monotonic() < end:
                     if worker.is_cancelled:
                         return
-                    time.sleep(0.05)
+                    time.sleep(0.02)
             if worker.is_cancelled:
                 return
             full = inspect_root(self.root_path, self.logs_path, rebase=self.rebase, progress=progress)
