@@ -91,3 +91,17 @@ async def test_status_is_stale_when_the_watch_stops_and_r_restarts_it(tmp_path, 
         # Pause: never "live" while paused.
         await pilot.press("p")
         assert "live" not in status_text(app) and "PAUSED" in status_text(app)
+
+
+async def test_a_root_given_as_a_symlink_is_watched_at_its_target(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    link = tmp_path / "link"
+    link.symlink_to(demo.root)
+    app = SpillscopeApp(str(link), str(demo.logs))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=10)
+        session = next(p for p in demo.root.iterdir() if p.is_dir())
+        new = session / "defdefdefdef-bash.txt"
+        new.write_text("x")
+        await wait_for(pilot, lambda: any(k.endswith("defdefdefdef-bash.txt") for k in artifact_keys(app)), timeout=5)
+        assert "● live" in status_text(app)

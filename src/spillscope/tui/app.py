@@ -223,8 +223,11 @@ class SpillscopeApp(App[None]):
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:
         self.set_watch_state("starting")
+        # A root given as a symlink is watched at its target (the scan follows it too);
+        # a root *replaced* by a symlink later is reported, not followed.
+        path = os.path.realpath(self.root_path) if os.path.islink(self.root_path) else self.root_path
         try:
-            async for batch in awatch_root(self.root_path):
+            async for batch in awatch_root(path):
                 for ev in batch:
                     if ev.event == "live":
                         self.set_watch_state("live")
