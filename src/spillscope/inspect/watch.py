@@ -275,6 +275,8 @@ class LocalWatcher(Watcher):
 
     #: Seconds between consistency checks while the OS watcher runs.
     check_every = 0.25
+    #: Seconds between full rescans while it cannot run (a big root costs a rescan).
+    poll_every = 0.5
 
     def __init__(self, root: str, **kwargs: object) -> None:
         super().__init__(os.path.abspath(root), **kwargs)  # type: ignore[arg-type]
@@ -324,7 +326,7 @@ class LocalWatcher(Watcher):
                 events = state.sync() + self._status(backend_error)
                 if events:
                     yield events
-                stop.wait(self.tick)
+                stop.wait(max(self.tick, self.poll_every))
                 continue
             try:
                 yield from self._follow()
