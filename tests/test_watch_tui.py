@@ -28,7 +28,7 @@ async def test_demo_rewritten_under_an_open_tui_is_followed(tmp_path):
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=10)
-        assert status_text(app).endswith("● live · r rescans")
+        assert status_text(app).startswith("● live · r rescans  ·  ")
         for _ in range(4):
             write_demo(tmp_path / "demo")
             await pilot.pause(0.7)

@@ -182,7 +182,8 @@ class SpillscopeApp(App[None]):
 
     def update_status(self) -> None:
         ins = self.inspection
-        parts = []
+        # The watch's state first: a narrow terminal cuts the line's end.
+        parts = [self.watch_status()] if self.watch_enabled else []
         if self.root_missing and not self.watch_enabled:
             parts.append("⚠ ROOT MISSING — r rescans")
         if ins is not None:
@@ -191,8 +192,6 @@ class SpillscopeApp(App[None]):
                          + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
                          + ("" if self.verified else " · verifying…"
                             + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
-        if self.watch_enabled:
-            parts.append(self.watch_status())
         self.query_one("#status", Static).update("  ·  ".join(parts))
 
     def watch_status(self) -> str:
@@ -200,7 +199,7 @@ class SpillscopeApp(App[None]):
         and always what ``r`` will do."""
         detail = f" ({self.watch_detail})" if self.watch_detail else ""
         if self.watch_state == "missing":
-            text = f"⚠ ROOT MISSING since {self.watch_since}{detail} — waiting for it to come back · r rescans now"
+            text = f"⚠ ROOT MISSING since {self.watch_since}{detail}, waiting for it · r rescans now"
         elif self.watch_state == "stale":
             text = f"⚠ stale since {self.watch_since}{detail} · r rescans and restarts the watch"
         elif self.paused:
