@@ -147,8 +147,10 @@ class SpillscopeApp(App[None]):
     def show_quick(self, worker: object, ins: Inspection, from_watch: bool) -> None:
         if self._quick_running is worker:
             self._quick_running = None
+        # A change that waited starts its pass first, so that pass runs while this
+        # one is drawn (it supersedes this pass's verification).
+        self._rescan_if_asked()
         self.show_inspection(ins, False, from_watch)
-        self._rescan_if_asked()  # supersedes this pass's verification
 
     def _rescan_if_asked(self) -> None:
         if self._rescan_again:
