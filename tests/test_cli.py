@@ -334,7 +334,12 @@ class WatchProcess:
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGINT)
-        return self.proc.wait(timeout=10)
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # never leave a watch behind, even when the test fails
+            self.proc.wait()
+            raise
 
 
 def test_watch_reports_added_modified_deleted(tmp_path):

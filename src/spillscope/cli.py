@@ -8,11 +8,9 @@ output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -222,20 +220,12 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
-    from .inspect.watch import watch_root
+    from ._watch import WatchUsageError, run_watch
 
-    stop = threading.Event()
     try:
-        for batch in watch_root(args.root, stop=stop, initial=args.initial):
-            for ev in batch:
-                if args.json:
-                    out.write(json.dumps(ev.to_json(), ensure_ascii=True) + "\n")
-                else:
-                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path)}\n")
-            out.flush()
-    except KeyboardInterrupt:
-        stop.set()
-    return 0
+        return run_watch(args.root, out, as_json=args.json, initial=args.initial)
+    except WatchUsageError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -291,7 +281,14 @@ def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, 
                                  "use `spillscope ls` or `spillscope verify` for text output")
     from .tui.app import SpillscopeApp
 
-    SpillscopeApp(root, logs, rebase=rebase, limits=limits).run()
+    app = SpillscopeApp(root, logs, rebase=rebase, limits=limits)
+    from . import _webguard
+
+    if _webguard.under_web_driver():  # started by `spillscope serve` for a browser tab
+        _webguard.die_with_parent()
+        _webguard.guard(app)
+        return _webguard.run_served(app.run)
+    app.run()
     return 0
 
 

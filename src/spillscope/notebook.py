@@ -402,7 +402,8 @@ class Inspector:
         return [r for s in self.sessions for r in s.to_records()]
 
     async def watch(self) -> AsyncIterator[ChangeEvent]:
-        """Change events under the root, as they happen (``async for ev in insp.watch()``)."""
+        """Change events under the root, as they happen (``async for ev in insp.watch()``),
+        and the watch's own (``live``, ``stale``, ``root-missing``…; their ``kind`` is None)."""
         async for batch in awatch_root(self.root):
             for ev in batch:
                 yield ev

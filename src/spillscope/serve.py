@@ -7,6 +7,7 @@ textual-serve already ships in its static files, so nothing is fetched from outs
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -51,5 +52,60 @@ def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: 
         command += ["--rebase", rebase]
     for name, value in (limits or {}).items():
         command += ["--" + name.replace("_", "-"), str(value)]
-    server = Server(shlex.join(command), host=host, port=port, title="spillscope", templates_path=offline_templates())
-    server.serve()
+    # `exec`: the app is the server's own child (no shell between them), so it can die
+    # with the server (see _webguard) and the server can end it.
+    server = Server("exec " + shlex.join(command), host=host, port=port, title="spillscope",
+                    templates_path=offline_templates())
+    try:
+        server.serve()
+    finally:
+        # asyncio's child watcher would log each app that ends after the loop closed.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        stop_children()
+        # The server's loop is closed now; letting the interpreter collect the app
+        # processes' transports would print `RuntimeError: Event loop is closed`.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _children() -> list[int]:
+    """This process's live children (Linux /proc; elsewhere none are known)."""
+    pids: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    return pids
+
+
+def stop_children(grace: float = 3.0) -> None:
+    """TERM the app processes still running, KILL what is left after ``grace``, reap all."""
+    import signal
+    import time
+
+    pids = _children()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + grace
+        while pids and time.monotonic() < end:
+            for pid in list(pids):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    pids.remove(pid)
+            time.sleep(0.05)
+        if not pids:
+            return

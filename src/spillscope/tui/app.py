@@ -51,6 +51,8 @@ class SpillscopeApp(App[None]):
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
     #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
+    #: Seconds a watch-triggered scan waits (cancellable) before its verification pass.
+    verify_settle = 0.3
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
@@ -71,7 +73,15 @@ class SpillscopeApp(App[None]):
         self.text_filter = ""
         self.pending_changes = 0
         self._rescan_scheduled = False
+        #: A scan's first (names only) pass is running: a watch change waits for it
+        #: rather than cancelling it, so a stream of changes cannot starve the tree.
+        self._quick_running: object | None = None  # the worker whose names pass is running
+        self._rescan_again = False
         self.loads = 0
+        #: What the watch is doing: "starting", "live", "stale", "missing" (see update_status).
+        self.watch_state = "starting"
+        self.watch_detail: str | None = None
+        self.watch_since = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,10 +125,29 @@ class SpillscopeApp(App[None]):
                 self.call_from_thread(self.show_verify_progress, done / total)
 
         try:
-            quick = self._inspect(False, progress)
+            self._quick_running = worker
+            try:
+                quick = self._inspect(False, progress)
+            except BaseException:
+                if self._quick_running is worker:
+                    self._quick_running = None
+                raise
+            if worker.is_cancelled:
+                if self._quick_running is worker:
+                    self._quick_running = None
+                    self.call_from_thread(self._rescan_if_asked)
+                return
+            # Until it is shown, a change waits for this pass instead of cancelling it.
+            self.call_from_thread(self.show_quick, worker, quick, from_watch)
+            if from_watch:
+                # Changes often come in runs: verify once they pause, not after each.
+                end = time.monotonic() + self.verify_settle
+                while time.monotonic() < end:
+                    if worker.is_cancelled:
+                        return
+                    time.sleep(0.02)
             if worker.is_cancelled:
                 return
-            self.call_from_thread(self.show_inspection, quick, False, from_watch)
             full = self._inspect(True, progress)
         except _Superseded:
             return
@@ -130,6 +159,19 @@ class SpillscopeApp(App[None]):
         return inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=check_content,
                             progress=progress, max_line_bytes=limits["max_line_bytes"],
                             max_log_line_bytes=limits["max_log_line_bytes"])
+
+    def show_quick(self, worker: object, ins: Inspection, from_watch: bool) -> None:
+        if self._quick_running is worker:
+            self._quick_running = None
+        # A change that waited starts its pass first, so that pass runs while this
+        # one is drawn (it supersedes this pass's verification).
+        self._rescan_if_asked()
+        self.show_inspection(ins, False, from_watch)
+
+    def _rescan_if_asked(self) -> None:
+        if self._rescan_again:
+            self._rescan_again = False
+            self.rescan(from_watch=True)
 
     def show_verify_progress(self, share: float) -> None:
         if not self.verified:
@@ -158,41 +200,81 @@ class SpillscopeApp(App[None]):
 
     def update_status(self) -> None:
         ins = self.inspection
-        parts = []
-        if self.root_missing:
-            parts.append("⚠ ROOT MISSING — waiting for it to come back")
+        # The watch's state first: a narrow terminal cuts the line's end.
+        parts = [self.watch_status()] if self.watch_enabled else []
+        if self.root_missing and not self.watch_enabled:
+            parts.append("⚠ ROOT MISSING — r rescans")
         if ins is not None:
             summary = ins.summary()
             parts.append(f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')} · "
                          + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
                          + ("" if self.verified else " · verifying…"
                             + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
-        if self.watch_enabled:
-            parts.append("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
-                         if self.paused else "● live")
         self.query_one("#status", Static).update("  ·  ".join(parts))
+
+    def watch_status(self) -> str:
+        """The watch's part of the status line: "● live" only while changes are followed,
+        and always what ``r`` will do."""
+        detail = f" ({self.watch_detail})" if self.watch_detail else ""
+        if self.watch_state == "missing":
+            text = f"⚠ ROOT MISSING since {self.watch_since}{detail}, waiting for it · r rescans now"
+        elif self.watch_state == "stale":
+            text = f"⚠ stale since {self.watch_since}{detail} · r rescans and restarts the watch"
+        elif self.paused:
+            return ("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
+                    + " · p resumes · r rescans now")
+        elif self.watch_state == "starting":
+            return "○ starting the watch… · r rescans"
+        else:
+            return "● live · r rescans"
+        return text + (" · ⏸ PAUSED" if self.paused else "")
+
+    def set_watch_state(self, state: str, detail: str | None = None) -> None:
+        if state != self.watch_state or detail != self.watch_detail:
+            if state != self.watch_state:
+                self.watch_since = time.strftime("%H:%M:%S")
+            self.watch_state, self.watch_detail = state, detail
+        self.root_missing = state == "missing"
+        self.update_status()
 
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:
-        async for batch in awatch_root(self.root_path):
-            if any(ev.event == "root-missing" for ev in batch):
-                self.root_missing = True
-            if any(ev.event == "root-restored" for ev in batch):
-                self.root_missing = False
-            if self.paused:
-                self.pending_changes += len(batch)
-                self.update_status()
-                continue
-            self.schedule_rescan()
+        self.set_watch_state("starting")
+        # A root given as a symlink is watched at its target (the scan follows it too);
+        # a root *replaced* by a symlink later is reported, not followed.
+        path = os.path.realpath(self.root_path) if os.path.islink(self.root_path) else self.root_path
+        try:
+            async for batch in awatch_root(path):
+                for ev in batch:
+                    if ev.event == "live":
+                        self.set_watch_state("live")
+                    elif ev.event == "stale":
+                        self.set_watch_state("stale", ev.detail)
+                    elif ev.event == "root-missing":
+                        self.set_watch_state("missing", ev.detail)
+                    elif ev.event == "root-restored":
+                        self.set_watch_state("starting")
+                if self.paused:
+                    self.pending_changes += len(batch)
+                    self.update_status()
+                    continue
+                self.schedule_rescan()
+        finally:
+            if not get_current_worker().is_cancelled and self.is_running and self.watch_state != "stale":
+                self.set_watch_state("stale", "the watch stopped")
 
     def schedule_rescan(self) -> None:
-        # Coalesce bursts: one rescan per 100 ms at most.
+        # Coalesce bursts: a change waits for a running names pass (then one more
+        # follows at once), and batches handled in one loop turn share one scan.
         if not self._rescan_scheduled:
             self._rescan_scheduled = True
-            self.set_timer(0.1, self._do_rescan)
+            self.call_later(self._do_rescan)
 
     def _do_rescan(self) -> None:
         self._rescan_scheduled = False
+        if self._quick_running is not None:
+            self._rescan_again = True
+            return
         self.rescan(from_watch=True)
 
     # Detail ------------------------------------------------------------------------
@@ -278,7 +360,13 @@ class SpillscopeApp(App[None]):
     def load_reader(self, path: str, kind: str, title: str) -> None:
         try:
             document = open_document(path, kind)
-        except Exception as exc:  # a malformed or vanished artifact shows its error, never crashes
+        except FileNotFoundError:
+            # Deleted since the last scan: say so, and bring the tree up to date.
+            self.call_from_thread(self.notify, f"{title} is gone: it was deleted from the spill root "
+                                  "after the last scan (the tree is being refreshed)", severity="warning", timeout=8)
+            self.call_from_thread(self.schedule_rescan)
+            return
+        except Exception as exc:  # a malformed or unreadable artifact shows its error, never crashes
             self.call_from_thread(self.notify, f"cannot open {title}: {exc}", severity="error", timeout=8)
             return
         forbidden = [p for p in (self.root_path, self.logs_path) if p]
@@ -341,6 +429,8 @@ class SpillscopeApp(App[None]):
 
     def action_refresh(self) -> None:
         self.rescan()
+        if self.watch_enabled and self.watch_state == "stale":
+            self.watch_root()  # exclusive: replaces a watch that failed or stopped
 
     def action_search_root(self) -> None:
         from .search import SearchScreen

@@ -1,0 +1,171 @@
+"""`spillscope serve` when a browser or the server goes away abruptly: the app process
+a tab started ends (no orphan, no spin), and stopping serve prints no traceback.
+
+The "browser" is an aiohttp websocket client in its own process, killed with SIGKILL
+(no close frame), as when a browser crashes or is killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from spillscope.demo import write_demo
+
+pytest.importorskip("textual_serve")
+
+CLIENT = r'''
+import asyncio, sys, aiohttp
+async def main(port):
+    async with aiohttp.ClientSession() as s:
+        async with s.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30") as ws:
+            n = 0
+            async for msg in ws:
+                n += 1
+                if n == 3:
+                    print("drawing", flush=True)
+asyncio.run(main(int(sys.argv[1])))
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            out += [int(p) for p in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait(pred, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+class Serve:
+    def __init__(self, root: Path) -> None:
+        self.port = _free_port()
+        self.proc = subprocess.Popen([sys.executable, "-m", "spillscope", "serve", str(root), "--port", str(self.port)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        self.clients: list[subprocess.Popen] = []
+        assert _wait(self._up, 30), "serve did not start"
+
+    def _up(self) -> bool:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=1).read()
+            return True
+        except OSError:
+            return False
+
+    def connect(self) -> tuple[subprocess.Popen, int]:
+        """A client that is drawing, and the app process serving it."""
+        before = set(_children(self.proc.pid))
+        client = subprocess.Popen([sys.executable, "-c", CLIENT, str(self.port)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        self.clients.append(client)
+        assert client.stdout is not None and client.stdout.readline() == b"drawing\n"
+        new = set(_children(self.proc.pid)) - before
+        assert len(new) == 1, new  # the app is serve's own child (exec'd, no shell between)
+        return client, new.pop()
+
+    def close(self) -> tuple[bytes, bytes]:
+        for c in self.clients:
+            if c.poll() is None:
+                c.kill()
+            c.wait()
+            c.stdout.close()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        return self.proc.communicate(timeout=10)
+
+
+def test_app_ends_when_its_browser_is_killed_and_serve_stops_cleanly(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    serve = Serve(demo.root)
+    try:
+        client, app = serve.connect()
+        client.kill()
+        assert _wait(lambda: not _alive(app), 10), "the app outlived its browser"
+        _, app2 = serve.connect()
+        serve.proc.send_signal(signal.SIGINT)  # Ctrl-C on serve alone
+        assert _wait(lambda: serve.proc.poll() is not None, 60)
+        assert _wait(lambda: not _alive(app2), 5), "the app outlived serve"
+    finally:
+        out, err = serve.close()
+    text = (out + err).decode("utf-8", "replace")
+    assert "Traceback" not in text and "Event loop is closed" not in text and "is closed" not in text, text[-2000:]
+
+
+def test_app_dies_with_a_killed_server(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    serve = Serve(demo.root)
+    try:
+        _, app = serve.connect()
+        os.kill(serve.proc.pid, signal.SIGKILL)  # the server alone, not its group
+        serve.proc.wait(timeout=10)
+        assert _wait(lambda: not _alive(app), 5), "the app was orphaned"
+    finally:
+        serve.close()
+        try:
+            os.kill(app, signal.SIGKILL)  # never leave it behind, even when the test fails
+        except (ProcessLookupError, UnboundLocalError):
+            pass
+
+
+def test_served_app_exits_on_sigterm_and_on_closed_stdin(tmp_path):
+    # The app under the web driver, as textual-serve runs it, with no server at all.
+    demo = write_demo(tmp_path / "demo")
+    env = dict(os.environ, TEXTUAL_DRIVER="textual.drivers.web_driver:WebDriver", COLUMNS="100", ROWS="30")
+    for how in ("term", "eof"):
+        proc = subprocess.Popen([sys.executable, "-m", "spillscope", "tui", str(demo.root)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            assert proc.stdout.readline() == b"__GANGLION__\n"
+            time.sleep(1)
+            if how == "term":
+                proc.terminate()
+            else:
+                proc.stdin.close()
+            for stream in (proc.stdout, proc.stderr):  # drain: a blocked writer cannot exit
+                threading.Thread(target=stream.read, daemon=True).start()
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 0, how

@@ -1,0 +1,387 @@
+"""The live watch with a real watcher (watchfiles on this machine's file system): the root
+followed by its path through every operation, the event stream folded equal to the disk,
+status events, and the `watch` command's start-up and signal behaviour."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pytest
+
+from spillscope.inspect import watch as watch_mod
+from spillscope.inspect.watch import ChangeEvent, watch_root
+
+SESSION_A = "session-aaaaaaaaaaaa"
+SESSION_B = "session-bbbbbbbbbbbb"
+
+
+def fold(events: Iterable[dict]) -> set[str]:
+    """What a consumer of the stream believes is on disk."""
+    files: set[str] = set()
+    for e in events:
+        if e["event"] in ("added", "modified"):
+            files.add(e["path"])
+        elif e["event"] == "deleted":
+            files.discard(e["path"])
+    return files
+
+
+def on_disk(root: Path) -> set[str]:
+    """Every entry of every session dir (symlinks included, never followed)."""
+    if root.is_symlink() or not root.is_dir():
+        return set()
+    out = set()
+    for d in os.scandir(root):
+        if d.name.startswith("session-") and len(d.name) == 20 and d.is_dir(follow_symlinks=False):
+            out.update(e.path for e in os.scandir(d.path))
+    return out
+
+
+class InProcess:
+    """watch_root in a thread, its events as JSON dicts in a queue."""
+
+    def __init__(self, root: Path, **kwargs) -> None:
+        self.stop = threading.Event()
+        self.events: queue.Queue[dict] = queue.Queue()
+        self.seen: list[dict] = []
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                for batch in watch_root(root, stop=self.stop, **kwargs):
+                    for ev in batch:
+                        self.events.put(ev.to_json())
+            except BaseException as exc:  # pragma: no cover - reported by the test
+                self.error = exc
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.seen.append(self.events.get_nowait())
+            except queue.Empty:
+                return
+
+    def wait_for(self, pred: Callable[[dict], bool], timeout: float = 10.0) -> dict:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                ev = self.events.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            self.seen.append(ev)
+            if pred(ev):
+                return ev
+        raise AssertionError(f"event not seen; last events {self.seen[-20:]}")
+
+    def settle(self, root: Path, timeout: float = 15.0) -> set[str]:
+        """Wait until the folded stream equals the disk; return the difference."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.drain()
+            if fold(self.seen) == on_disk(root):
+                break
+            time.sleep(0.05)
+        return fold(self.seen) ^ on_disk(root)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+        assert self.error is None, self.error
+
+
+def _mkroot(root: Path, session: str = SESSION_A, names: Iterable[str] = ("111111111111-bash.txt",)) -> None:
+    (root / session).mkdir(parents=True, mode=0o700)
+    for n in names:
+        (root / session / n).write_text("x")
+
+
+def test_root_followed_by_path_through_every_operation(tmp_path):
+    root = tmp_path / "root"
+    _mkroot(root)
+    w = InProcess(root, initial=True)
+    try:
+        w.wait_for(lambda e: e["event"] == "live")
+        # Renamed away: everything deleted, then root-missing.
+        os.rename(root, tmp_path / "away")
+        w.wait_for(lambda e: e["event"] == "root-missing" and e["detail"] == "does not exist")
+        assert fold(w.seen) == set()
+        # Another directory renamed onto the path: restored with its content.
+        _mkroot(tmp_path / "other", SESSION_B, ["222222222222-grep.txt"])
+        os.rename(tmp_path / "other", root)
+        w.wait_for(lambda e: e["event"] == "root-restored")
+        w.wait_for(lambda e: e["event"] == "live")
+        assert w.settle(root) == set()
+        # Swapped for another directory in one go (two renames): root-replaced + the difference.
+        os.rename(root, tmp_path / "other")
+        os.rename(tmp_path / "away", root)
+        w.wait_for(lambda e: e["event"] in ("root-replaced", "root-restored"))
+        assert w.settle(root) == set() and fold(w.seen) == {str(root / SESSION_A / "111111111111-bash.txt")}
+        # A symlink at the path: reported, not followed (its target has artifacts).
+        os.rename(root, tmp_path / "away")
+        os.symlink(tmp_path / "away", root)
+        w.wait_for(lambda e: e["event"] == "root-missing" and "symlink" in (e.get("detail") or ""))
+        assert fold(w.seen) == set()
+        # Then a file.
+        os.unlink(root)
+        root.write_text("not a root")
+        w.wait_for(lambda e: e["event"] == "root-missing" and e.get("detail") == "is not a directory")
+        # Then a directory again, filled after it appeared.
+        root.unlink()
+        root.mkdir()
+        w.wait_for(lambda e: e["event"] == "root-restored")
+        w.wait_for(lambda e: e["event"] == "live")
+        _mkroot(root, SESSION_A, ["333333333333-bash.txt"])
+        w.wait_for(lambda e: e["event"] == "added" and e["path"].endswith("333333333333-bash.txt"))
+        # Session dirs renamed, added and removed inside the root.
+        os.rename(root / SESSION_A, root / SESSION_B)
+        w.wait_for(lambda e: e["event"] == "added" and e["session"] == SESSION_B)
+        assert w.settle(root) == set()
+        _mkroot(root, "session-cccccccccccc", ["444444444444-bash.txt"])
+        w.wait_for(lambda e: e["path"].endswith("444444444444-bash.txt"))
+        shutil.rmtree(root / SESSION_B)
+        w.wait_for(lambda e: e["event"] == "deleted" and e["session"] == SESSION_B)
+        assert w.settle(root) == set()
+        # Removed and recreated.
+        shutil.rmtree(root)
+        w.wait_for(lambda e: e["event"] == "root-missing")
+        _mkroot(root, SESSION_A, ["555555555555-bash.txt"])
+        w.wait_for(lambda e: e["event"] == "added" and e["path"].endswith("555555555555-bash.txt"))
+        assert w.settle(root) == set()
+    finally:
+        w.close()
+    statuses = [e["event"] for e in w.seen if e["event"] in watch_mod.STATUS_EVENTS]
+    assert statuses[0] == "live"
+
+
+def test_a_symlink_named_like_an_artifact_is_reported_and_the_watch_goes_on(tmp_path):
+    root = tmp_path / "root"
+    _mkroot(root)
+    w = InProcess(root, initial=True)
+    try:
+        w.wait_for(lambda e: e["event"] == "live")
+        link = root / SESSION_A / "666666666666-bash.txt"
+        os.symlink("/", link)  # a directory: following it would walk the machine
+        ev = w.wait_for(lambda e: e["path"] == str(link))
+        assert ev["event"] == "added" and ev["kind"] == "tool-output"
+        nested = root / SESSION_A / "777777777777-bash.txt"
+        nested.mkdir()  # a directory named like an artifact: reported, nothing below it followed
+        (nested / "deep.txt").write_text("x")
+        w.wait_for(lambda e: e["path"] == str(nested))
+        after = root / SESSION_A / "888888888888-bash.txt"
+        after.write_text("y")
+        w.wait_for(lambda e: e["path"] == str(after))
+        assert not any(e["path"].startswith(str(nested) + os.sep) for e in w.seen)
+        assert w.settle(root) == set()
+    finally:
+        w.close()
+
+
+def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, monkeypatch):
+    import watchfiles
+
+    real = watchfiles.watch
+    failures = {"left": 2}
+
+    def flaky(*args, **kwargs):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OSError(28, "OS file watch limit reached")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(watchfiles, "watch", flaky)
+    root = tmp_path / "root"
+    _mkroot(root)
+    w = InProcess(root, initial=True)
+    try:
+        stale = w.wait_for(lambda e: e["event"] in ("stale", "live"))
+        assert stale["event"] == "stale" and "watch limit" in stale["detail"]
+        # While stale, changes are still picked up by polling.
+        (root / SESSION_A / "999999999999-bash.txt").write_text("z")
+        w.wait_for(lambda e: e["path"].endswith("999999999999-bash.txt"))
+        w.wait_for(lambda e: e["event"] == "live")
+        assert w.settle(root) == set()
+    finally:
+        w.close()
+
+
+def test_a_burst_and_missed_events_end_equal_to_the_disk(tmp_path, monkeypatch):
+    # The OS watcher drops every event: the consistency check alone must catch up.
+    import watchfiles
+
+    real = watchfiles.watch
+
+    def deaf(*args, **kwargs):
+        for _ in real(*args, **kwargs):
+            yield set()
+
+    monkeypatch.setattr(watchfiles, "watch", deaf)
+    root = tmp_path / "root"
+    _mkroot(root)
+    w = InProcess(root, initial=True)
+    try:
+        w.wait_for(lambda e: e["event"] == "live")
+        for i in range(3000):
+            (root / f"session-{i % 7:012x}").mkdir(exist_ok=True)
+            (root / f"session-{i % 7:012x}" / f"{i:012x}-bash.txt").write_text("x")
+            if i % 3 == 0:
+                (root / f"session-{(i // 2) % 7:012x}" / f"{i // 2:012x}-bash.txt").unlink(missing_ok=True)
+        assert w.settle(root) == set()
+        assert len(on_disk(root)) > 1000
+    finally:
+        w.close()
+
+
+def test_unreadable_root_is_stale_then_live():
+    # root reads everything, so (as in CI, run as root) the watch itself runs as nobody,
+    # on a root outside pytest's private (0700) tmp dir.
+    import tempfile
+
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    if as_nobody and shutil.which("setpriv") is None:
+        pytest.skip("setpriv is not installed")
+    base = Path(tempfile.mkdtemp(prefix="spillscope-test-"))
+    try:
+        os.chmod(base, 0o777)
+        root = base / "root"
+        _mkroot(root)
+        for p in (root, root / SESSION_A):
+            os.chmod(p, 0o777)
+        proc = WatchProcess(root, prefix=as_nobody)
+        try:
+            proc.wait_for(lambda e: e["event"] == "live")
+            os.chmod(root, 0o000)
+            ev = proc.wait_for(lambda e: e["event"] == "stale")
+            assert "Permission denied" in ev["detail"]
+            assert not any(e["event"] == "deleted" for e in proc.seen)  # unreadable is not gone
+            os.chmod(root, 0o777)
+            proc.wait_for(lambda e: e["event"] == "live")
+            (root / SESSION_A / "abababababab-bash.txt").write_text("x")
+            proc.wait_for(lambda e: e["path"].endswith("abababababab-bash.txt"))
+        finally:
+            os.chmod(root, 0o777)
+            assert proc.stop() == 0
+    finally:
+        shutil.rmtree(base)
+
+
+class WatchProcess:
+    """`spillscope watch --json` in a subprocess, its events read in a thread; always stopped."""
+
+    def __init__(self, root: Path, *extra: str, prefix: list[str] | None = None, ignore_sigint: bool = False) -> None:
+        def ignore() -> None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # what `cmd &` does in a script
+
+        self.proc = subprocess.Popen([*(prefix or []), sys.executable, "-m", "spillscope", "watch", str(root), "--json", *extra],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     preexec_fn=ignore if ignore_sigint else None)
+        self.lines: queue.Queue[dict] = queue.Queue()
+        self.seen: list[dict] = []
+        threading.Thread(target=lambda: [self.lines.put(json.loads(l)) for l in self.proc.stdout], daemon=True).start()
+
+    def wait_for(self, pred, timeout: float = 10.0) -> dict:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                ev = self.lines.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            self.seen.append(ev)
+            if pred(ev):
+                return ev
+        raise AssertionError(f"event not seen; last events {self.seen[-20:]}")
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.seen.append(self.lines.get_nowait())
+            except queue.Empty:
+                return
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 5) -> int | None:
+        """Signal and wait; kill (and return None) if it does not stop in time."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+        finally:
+            self.proc.stdout.close()
+            self.proc.stderr.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_watch_stops_promptly_on_signals_even_with_sigint_ignored(tmp_path, sig):
+    root = tmp_path / "root"
+    _mkroot(root)
+    proc = WatchProcess(root, ignore_sigint=True)
+    proc.wait_for(lambda e: e["event"] == "live")
+    t0 = time.monotonic()
+    code = proc.stop(sig)
+    assert code == 0, "watch did not stop on the signal (killed)"
+    assert time.monotonic() - t0 < 5
+
+
+def test_watch_waits_for_a_root_that_does_not_exist_yet(tmp_path):
+    root = tmp_path / "later" / "root"
+    proc = WatchProcess(root)
+    try:
+        ev = proc.wait_for(lambda e: e["event"] == "root-missing")
+        assert ev["detail"] == "does not exist"
+        _mkroot(root)
+        proc.wait_for(lambda e: e["event"] == "root-restored")
+        proc.wait_for(lambda e: e["event"] == "added" and e["path"].endswith("111111111111-bash.txt"))
+    finally:
+        assert proc.stop() == 0
+
+
+def test_watch_waiting_says_so_on_stderr(tmp_path):
+    root = tmp_path / "nope"
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        line = proc.stderr.readline().decode()
+        first = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert line == f"spillscope: {root} does not exist yet; waiting for it to appear (Ctrl-C stops)\n"
+    assert proc.returncode == 0
+    assert b"root-missing" in first and b"(does not exist)" in first
+
+
+@pytest.mark.parametrize("make", ["file", "symlink"])
+def test_watch_on_a_file_or_symlink_exits_2(tmp_path, make):
+    target = tmp_path / "target"
+    _mkroot(target)
+    path = tmp_path / "path"
+    if make == "file":
+        path.write_text("x")
+    else:
+        path.symlink_to(target)
+    proc = subprocess.run([sys.executable, "-m", "spillscope", "watch", str(path), "--json"], capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert ("not a directory" if make == "file" else "is a symlink") in proc.stderr
+
+
+def test_change_event_json_adds_detail_only_when_there_is_one():
+    assert ChangeEvent("added", "/r/s/a", "s", "tool-output").to_json() == {
+        "event": "added", "path": "/r/s/a", "session": "s", "kind": "tool-output"}
+    assert ChangeEvent("stale", "/r", None, None, "why").to_json()["detail"] == "why"
