@@ -6,12 +6,16 @@ import json
 import os
 import secrets
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+#: The machine's temp dir, taken before the run points TMPDIR at a private (0700) one:
+#: a test that runs a command as another user (nobody) needs a dir that user can reach.
+SYSTEM_TMP = tempfile.gettempdir()
 
 
 def _find_fixtures() -> Path:
@@ -88,7 +92,7 @@ def nobody_tmp():
     ancestors are safe for the expiry sweep. Needs root (CI runs as root)."""
     import tempfile
 
-    base = Path(tempfile.mkdtemp(prefix="spillscope-nobody-", dir="/tmp"))  # not the run's private 0700 temp dir: nobody must reach it
+    base = Path(tempfile.mkdtemp(prefix="spillscope-nobody-", dir=SYSTEM_TMP))  # not the run's private 0700 temp dir: nobody must reach it
     try:
         os.chown(base, 65534, 65534)
     except PermissionError:
