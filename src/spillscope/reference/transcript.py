@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Generator, Iterator, Union
 
 import orjson
 
-from .._fs import open_regular
+from .._fs import file_size, open_reader, open_stream, read_head
 from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
 from .constants import DEFAULT_MAX_LINE_BYTES, REFERENCE_WARNING
 
@@ -59,11 +59,7 @@ def departs_from_title(path: str | os.PathLike[str]) -> bool:
     it: its content says it is not a transcript, whatever its name says (a tool called
     ``session-reference-1`` spills to a transcript's name). An empty file, or one cut
     inside the title, does not depart. Refuses symlinks; ``OSError`` propagates."""
-    fd = open_regular(path)
-    try:
-        head = os.pread(fd, len(TITLE_LINE), 0)
-    finally:
-        os.close(fd)
+    head = read_head(os.fspath(path), len(TITLE_LINE))
     return not TITLE_LINE.startswith(head)
 
 
@@ -185,7 +181,7 @@ def _open(source: Source) -> tuple[BinaryIO, str]:
     if isinstance(source, (bytes, bytearray)):
         return io.BytesIO(bytes(source)), "<bytes>"
     path = os.fspath(source)
-    return os.fdopen(open_regular(path), "rb", buffering=1 << 20), path
+    return open_stream(path), path
 
 
 def iter_transcript(
@@ -595,7 +591,7 @@ class TranscriptIndex:
         self.metadata: TranscriptMetadata | None = None
         self.messages: list[MessageIndex] = []
         self.incomplete: Incomplete | None = None
-        self.size = os.stat(path).st_size
+        self.size = file_size(path)
         self.done = False
         self.indexed_bytes = 0
         self._events = iter_transcript(path, max_line_bytes=max_line_bytes)
@@ -708,11 +704,11 @@ class TranscriptIndex:
     def _fragments_from(self, msg: MessageIndex, cp_index: int) -> Iterator[str]:
         """Decoded fragments of ``msg`` from checkpoint ``cp_index`` on, read with ``pread``."""
         offset = msg.checkpoints[4 * cp_index]
-        fd = open_regular(self.path)
+        reader = open_reader(self.path)
         try:
             pending = b""
             while offset < msg.end:
-                chunk = os.pread(fd, min(1 << 16, msg.end - offset), offset)
+                chunk = reader.pread(min(1 << 16, msg.end - offset), offset)
                 if not chunk:
                     break
                 offset += len(chunk)
@@ -723,7 +719,7 @@ class TranscriptIndex:
                     if raw:
                         yield loads_exact(raw)
         finally:
-            os.close(fd)
+            reader.close()
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str:
         """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""

@@ -15,7 +15,6 @@ environment and config files (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import threading
 from dataclasses import dataclass
@@ -159,6 +158,8 @@ class S3SpillStore(SpillStore):
         return self._client
 
     async def save_text(self, request: SaveTextSpill) -> SpillRef:
+        import asyncio  # here: the inspector imports this module and never needs asyncio
+
         return await asyncio.to_thread(self.save_text_sync, request)
 
     def save_text_sync(self, request: SaveTextSpill) -> SpillRef:
