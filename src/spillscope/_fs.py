@@ -84,3 +84,10 @@ def file_size(path: str) -> int:
 
         return s3_size(path)
     return os.stat(path).st_size
+
+
+def normalize_root(root: str | os.PathLike[str]) -> str:
+    """A spill root as the inspector names it: an absolute path, or ``s3://bucket/prefix``
+    without a trailing ``/``."""
+    text = os.fspath(root)
+    return text.rstrip("/") if is_remote(text) else os.path.abspath(text)

@@ -13,6 +13,7 @@ import os
 from typing import Any, AsyncIterator, Iterator
 
 from ._format import count, human_age, human_size
+from ._fs import normalize_root
 from ._text import visible
 from .inspect.findings import SEVERITY_RANK, Finding
 from .inspect.scan import Artifact
@@ -252,7 +253,7 @@ class Inspector:
 
     def __init__(self, root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, *,
                  rebase: str | None = None, retention_seconds: float | None = None) -> None:
-        self.root = os.path.abspath(os.fspath(root))
+        self.root = normalize_root(root)  # a directory or s3://bucket/prefix
         self.logs = None if logs is None else os.path.abspath(os.fspath(logs))
         self.rebase = rebase
         self.retention_seconds = retention_seconds

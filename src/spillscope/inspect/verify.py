@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from .._fs import is_remote, open_reader
+from .._fs import is_remote, normalize_root, open_reader
 from .._text import js_utf8
 from ..reference.check import Disagreement, common_prefix, common_suffix, Recomputed, check_notice, digest_transcript, keep_bytes_for
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
@@ -132,7 +132,7 @@ def inspect_root(
 
     ``max_line_bytes`` bounds a transcript line (a fragment is at most 386 bytes) and
     ``max_log_line_bytes`` a log line: longer lines are findings, never read whole."""
-    root = root.rstrip("/") if is_remote(root) else os.path.abspath(os.fspath(root))  # type: ignore[union-attr]
+    root = normalize_root(root)
     now = time.time() if now is None else now
     scan = scan_root(root, progress=progress)
     findings = list(scan.findings)

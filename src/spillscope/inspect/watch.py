@@ -148,6 +148,11 @@ def watch_root(
     With ``initial`` the first batch lists every existing artifact as ``added``.
     """
     stop = stop or threading.Event()
+    if isinstance(root, str) and root.startswith("s3://"):
+        from .s3watch import watch_s3_root  # polls ListObjectsV2: no OS watcher for a bucket
+
+        yield from watch_s3_root(root, stop=stop, initial=initial)
+        return
     state = RootState(os.fspath(root))
     first = state.rescan()
     if initial and first:

@@ -19,6 +19,7 @@ from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from .._format import count
+from .._fs import normalize_root
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
@@ -49,7 +50,7 @@ class SpillscopeApp(App[None]):
 
     def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True) -> None:
         super().__init__()
-        self.root_path = os.path.abspath(root)
+        self.root_path = normalize_root(root)  # a directory or s3://bucket/prefix
         self.logs_path = os.path.abspath(logs) if logs else None
         self.rebase = rebase
         self.watch_enabled = watch
