@@ -175,3 +175,16 @@ def test_the_inspector_client_refuses_writes_before_sending():
                  lambda: client.delete_objects(Bucket="b", Delete={"Objects": [{"Key": "k"}]})):
         with pytest.raises(ReadOnlyViolation):
             call()
+
+
+def test_an_unreachable_endpoint_is_a_one_line_error():
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
+    for args in (("ls", "s3://bucket/p"), ("verify", "s3://bucket/p"), ("cat", "s3://bucket/p/session-000000000000/000000000000-bash.txt")):
+        proc = run(*args, env=env)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and err.count("\n") == 1 and "Could not connect" in err, (args, err)
