@@ -15,22 +15,18 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
+from run import timed  # noqa: E402
 from s3server import create_bucket, weed_server  # noqa: E402
 
 
-def best(fn, repeat: int = 3) -> float:
-    out = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t)
-    return out
+def best(fn) -> float:
+    return timed(fn, 3)
 
 
 def import_time(module: str) -> float:

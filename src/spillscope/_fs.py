@@ -78,6 +78,21 @@ def open_stream(path: str, buffering: int = 1 << 20) -> BinaryIO:
     return os.fdopen(open_regular(path), "rb", buffering=buffering)
 
 
+def open_sized(path: str, buffering: int = 1 << 20) -> tuple[BinaryIO, int]:
+    """:func:`open_stream` and the artifact's size, from one open (one GET on S3)."""
+    if is_remote(path):
+        from .inspect.s3root import open_s3_sized
+
+        return open_s3_sized(path, buffering)
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb", buffering=buffering), size
+
+
 def file_size(path: str) -> int:
     if is_remote(path):
         from .inspect.s3root import s3_size

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import errno
 import io
+import threading
+import weakref
 from collections import Counter
 from typing import Any, BinaryIO, Iterator
 
@@ -155,7 +157,10 @@ def s3_stat(url: str) -> tuple[int, float]:
 
 
 class S3Reader:
-    """``pread`` over ranged GETs of one object (the local :class:`~spillscope._fs.Reader`'s twin)."""
+    """``pread`` over ranged GETs of one object (the local :class:`~spillscope._fs.FileReader`'s twin).
+
+    Bytes that a stream of the same object still holds (its first MiBs, its recent
+    window) are served from there: the reader's first screen needs no request of its own."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -165,6 +170,11 @@ class S3Reader:
     def pread(self, size: int, offset: int) -> bytes:
         if size <= 0:
             return b""
+        stream = _streams.get(self.url)
+        if stream is not None:
+            held = stream.held(offset, size)
+            if held is not None:
+                return held
         try:
             body = self.client.get_object(Bucket=self.bucket, Key=self.key,
                                           Range=f"bytes={offset}-{offset + size - 1}")["Body"]
@@ -185,11 +195,13 @@ class S3Reader:
 
 class _ObjectStream(io.RawIOBase):
     """An object as a seekable raw stream: one streaming GET read in order, a new ranged
-    GET only after a seek outside the recent window. The transcript parser seeks back
-    a little after each read-ahead (to a message's end); the last ``WINDOW`` bytes read
-    are kept so those seeks cost no request."""
+    GET only after a seek outside what it holds. The transcript parser seeks back a
+    little after each read-ahead (to a message's end): the last ``WINDOW`` bytes read are
+    kept for that, and the object's first ``HEAD`` bytes for the reader's first screen.
+    The object's size comes from the GET's ``Content-Range`` (no HEAD)."""
 
     WINDOW = 4 << 20
+    HEAD = 4 << 20
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -198,24 +210,34 @@ class _ObjectStream(io.RawIOBase):
         self.pos = 0
         self.body: Any = None
         self.body_pos = 0
+        self.size: int | None = None
         self.window = bytearray()
         self.window_start = 0
-        self._size: int | None = None
+        self.head = bytearray()
+        self.lock = threading.Lock()
         self._get(0)  # a missing key fails here, at open, like a local open
+        _streams[url] = self
 
     def _get(self, offset: int) -> None:
         if self.body is not None:
             self.body.close()
             self.body = None
         try:
-            self.body = self.client.get_object(Bucket=self.bucket, Key=self.key, Range=f"bytes={offset}-")["Body"]
+            response = self.client.get_object(Bucket=self.bucket, Key=self.key, Range=f"bytes={offset}-")
         except ImportError:
             raise
         except Exception as exc:
             if error_code(exc) in ("InvalidRange", "416"):
                 self.body = io.BytesIO(b"")  # at or past the end
-            else:
-                raise os_error(exc, self.url) from None
+                self.body_pos = offset
+                return
+            raise os_error(exc, self.url) from None
+        self.body = response["Body"]
+        total = str(response.get("ContentRange", "")).rpartition("/")[2]
+        if total.isdigit():
+            self.size = int(total)
+        elif offset == 0 and "ContentLength" in response:
+            self.size = int(response["ContentLength"])
         self.body_pos = offset
 
     def readable(self) -> bool:
@@ -231,22 +253,45 @@ class _ObjectStream(io.RawIOBase):
         if whence == 1:
             offset += self.pos
         elif whence == 2:
-            if self._size is None:
-                self._size = s3_size(self.url)
-            offset += self._size
+            if self.size is None:
+                self.size = s3_size(self.url)
+            offset += self.size
         if offset < 0:
             raise OSError(errno.EINVAL, "negative seek position", self.url)
         self.pos = offset
         return offset
 
+    def held(self, offset: int, size: int) -> bytes | None:
+        """Bytes ``[offset, offset+size)`` if this stream holds all of them, else ``None``."""
+        with self.lock:
+            if offset + size <= len(self.head):
+                return bytes(self.head[offset:offset + size])
+            rel = offset - self.window_start
+            if 0 <= rel and rel + size <= len(self.window):
+                return bytes(self.window[rel:rel + size])
+            if self.size is not None and offset < self.size <= offset + size:
+                # A read running past the end: held if everything up to the end is.
+                return self.held_to_end(offset)
+        return None
+
+    def held_to_end(self, offset: int) -> bytes | None:
+        assert self.size is not None
+        if self.size <= len(self.head):
+            return bytes(self.head[offset:self.size])
+        rel = offset - self.window_start
+        if 0 <= rel and self.window_start + len(self.window) == self.size:
+            return bytes(self.window[rel:])
+        return None
+
     def readinto(self, buffer: Any) -> int:
         want = len(buffer)
-        rel = self.pos - self.window_start
-        if 0 <= rel < len(self.window):
-            n = min(want, len(self.window) - rel)
-            buffer[:n] = self.window[rel:rel + n]
-            self.pos += n
-            return n
+        with self.lock:
+            rel = self.pos - self.window_start
+            if 0 <= rel < len(self.window):
+                n = min(want, len(self.window) - rel)
+                buffer[:n] = self.window[rel:rel + n]
+                self.pos += n
+                return n
         if self.body is None or self.body_pos != self.pos:
             self._get(self.pos)
         try:
@@ -255,23 +300,38 @@ class _ObjectStream(io.RawIOBase):
             raise os_error(exc, self.url) from None
         n = len(data)
         buffer[:n] = data
-        if self.window_start + len(self.window) != self.pos:
-            self.window, self.window_start = bytearray(), self.pos
-        self.window += data
-        if len(self.window) > self.WINDOW:
-            cut = len(self.window) - self.WINDOW
-            del self.window[:cut]
-            self.window_start += cut
-        self.pos += n
+        with self.lock:
+            if self.pos == len(self.head) < self.HEAD:
+                self.head += data[: self.HEAD - len(self.head)]
+            if self.window_start + len(self.window) != self.pos:
+                self.window, self.window_start = bytearray(), self.pos
+            self.window += data
+            if len(self.window) > self.WINDOW:
+                cut = len(self.window) - self.WINDOW
+                del self.window[:cut]
+                self.window_start += cut
+            self.pos += n
         self.body_pos += n
         return n
 
     def close(self) -> None:
         if not self.closed and self.body is not None:
             self.body.close()
+        if _streams.get(self.url) is self:
+            _streams.pop(self.url, None)
         super().close()
+
+
+#: The latest open stream of each object, for :class:`S3Reader` to read from.
+_streams: weakref.WeakValueDictionary[str, _ObjectStream] = weakref.WeakValueDictionary()
 
 
 def open_s3_stream(url: str, buffering: int = 1 << 20) -> BinaryIO:
     return io.BufferedReader(_ObjectStream(url), buffer_size=buffering)
 
+
+def open_s3_sized(url: str, buffering: int = 1 << 20) -> tuple[BinaryIO, int]:
+    """A stream of the object and its size, from one GET."""
+    raw = _ObjectStream(url)
+    size = raw.size if raw.size is not None else s3_size(url)
+    return io.BufferedReader(raw, buffer_size=buffering), size

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Generator, Iterator, Union
 
 import orjson
 
-from .._fs import file_size, open_reader, open_stream, read_head
+from .._fs import open_reader, open_sized, open_stream, read_head
 from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
 from .constants import DEFAULT_MAX_LINE_BYTES, REFERENCE_WARNING
 
@@ -578,6 +578,11 @@ def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
     cur.end = ev.end
 
 
+def _closing(stream: BinaryIO, events: Iterator[Event]) -> Iterator[Event]:
+    with stream:
+        yield from events
+
+
 class TranscriptIndex:
     """A lazy index over a transcript file; see the module docstring.
 
@@ -591,10 +596,10 @@ class TranscriptIndex:
         self.metadata: TranscriptMetadata | None = None
         self.messages: list[MessageIndex] = []
         self.incomplete: Incomplete | None = None
-        self.size = file_size(path)
+        stream, self.size = open_sized(path)  # one open (one GET on S3) for both
         self.done = False
         self.indexed_bytes = 0
-        self._events = iter_transcript(path, max_line_bytes=max_line_bytes)
+        self._events = _closing(stream, iter_transcript(stream, name=path, max_line_bytes=max_line_bytes))
         self._current: MessageIndex | None = None
         self._lock = threading.RLock()
         #: Why indexing stopped before the end of the file, if it did.
