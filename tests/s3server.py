@@ -167,3 +167,17 @@ def create_bucket(server: WeedServer, bucket: str) -> None:
     client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
                           aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"], region_name=REGION)
     client.create_bucket(Bucket=bucket)
+    # SeaweedFS grows a volume for a new bucket on its first write; on a loaded machine
+    # that first write can fail with InternalError through all of botocore's retries.
+    # Write (and delete) a marker until it succeeds, so the tests' own first write is
+    # not the one that pays for it.
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client.put_object(Bucket=bucket, Key=".warm-up", Body=b"")
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    client.delete_object(Bucket=bucket, Key=".warm-up")
