@@ -144,10 +144,13 @@ def weed_server(base: Path | None = None) -> Iterator[WeedServer]:
          "actions": ["Read", "List"]},
     ]}))
     s3, master, volume, filer = _free_port_block(4)
+    # Every bucket is a collection that grows volumes of its own: with the default
+    # (volume slots = free disk / 30 GB volumes) a test session ran out of writable
+    # volumes after about 15 buckets ("No writable volumes and no free volumes left").
     args = [weed_binary(), "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             "-s3", f"-s3.port={s3}", f"-master.port={master}", f"-volume.port={volume}", f"-filer.port={filer}",
             f"-s3.config={config}", "-s3.autoCreateBucket=false", "-s3.port.iceberg=0", "-s3.port.lance=0",
-            "-iam=false", "-volume.max=0", "-master.volumeSizeLimitMB=1024", "-master.telemetry=false",
+            "-iam=false", "-volume.max=2000", "-master.volumeSizeLimitMB=256", "-master.telemetry=false",
             f"-filer.localSocket={base}/filer.sock", f"-s3.localSocket={base}/s3.sock"]
     log_path = base / "weed.log"
     server = WeedServer(f"http://127.0.0.1:{s3}", data, _spawn(args, log_path), log_path, args)
@@ -156,6 +159,9 @@ def weed_server(base: Path | None = None) -> Iterator[WeedServer]:
         yield server
     finally:
         server.stop()
+        keep = os.environ.get("SPILLSCOPE_KEEP_WEED_LOG")  # a debugging aid: where to copy the server's log
+        if keep:
+            shutil.copy(log_path, keep)
         if own:
             shutil.rmtree(base, ignore_errors=True)
 
@@ -167,7 +173,7 @@ def create_bucket(server: WeedServer, bucket: str) -> None:
     client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
                           aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"], region_name=REGION)
     client.create_bucket(Bucket=bucket)
-    # SeaweedFS grows a volume for a new bucket on its first write; on a loaded machine
+    # SeaweedFS grows volumes for a new bucket (its collection) on its first write; on a loaded machine
     # that first write can fail with InternalError through all of botocore's retries.
     # Write (and delete) a marker until it succeeds, so the tests' own first write is
     # not the one that pays for it.
