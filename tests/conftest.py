@@ -119,3 +119,30 @@ def _private_temp_dir(tmp_path_factory):
         os.environ.pop("TMPDIR", None)
     else:
         os.environ["TMPDIR"] = old_env
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real SeaweedFS S3 server on loopback for the whole test session (tests/s3server.py),
+    with the standard AWS_* variables pointing at it; stopped (its whole process group)
+    at the end, also on failure or interrupt."""
+    from s3server import weed_server
+
+    saved = dict(os.environ)
+    with weed_server() as server:
+        os.environ.update(server.env())
+        try:
+            yield server
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+@pytest.fixture
+def s3_bucket(s3_server) -> str:
+    """A fresh, empty bucket on the session's server (its name)."""
+    from s3server import create_bucket
+
+    name = "t-" + secrets.token_hex(6)
+    create_bucket(s3_server, name)
+    return name

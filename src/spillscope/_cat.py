@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from ._format import count
-from ._fs import open_regular
+from ._fs import open_stream, read_head
 from ._text import js_utf8, lone_surrogate_count, visible
 from .inspect.listing import ascii_json
 from .inspect.scan import classify_name
@@ -41,13 +41,9 @@ def artifact_kind(path: str) -> str:
 
 def _is_transcript(path: str) -> bool:
     try:
-        fd = open_regular(path)
+        return read_head(path, 64).startswith("## Referenced session".encode())
     except OSError:
         return False
-    try:
-        return os.pread(fd, 64, 0).startswith("## Referenced session".encode())
-    finally:
-        os.close(fd)
 
 
 def cat(path: str, out: TextIO, *, message: int | None = None, as_json: bool = False, raw: bool = False,
@@ -118,7 +114,7 @@ def _cat_file(path: str, kind: str, out: TextIO, message: int | None, as_json: b
     if message is not None and message != 1:
         raise CatError(f"{path}: no message {message}: a tool output is one message")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    with os.fdopen(open_regular(path), "rb") as f:
+    with open_stream(path) as f:
         if as_json:
             out.write('{"path": ' + _encode_ascii(path) + ', "kind": ' + _encode_ascii(kind)
                       + ', "metadata": null, "messages": [{"index": 1, "role": null, "text": "')

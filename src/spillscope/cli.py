@@ -84,16 +84,26 @@ def parse_fail_on(text: str) -> set[str]:
     return codes
 
 
-def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
-    root = Path(args.root)
-    if not root.is_dir():
+def _check_root(root: str) -> None:
+    """A usage error unless ``root`` is a directory or a reachable ``s3://bucket/prefix``."""
+    if root.startswith("s3://"):
+        from .inspect.s3root import check_root
+
+        problem = check_root(root)
+        if problem is not None:
+            raise UsageError(problem)
+    elif not Path(root).is_dir():
         raise UsageError(f"{root}: not a directory")
+
+
+def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
+    _check_root(args.root)
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
     from .inspect.verify import inspect_root
 
     with Progress() as progress:
-        return inspect_root(root, args.logs, retention_seconds=getattr(args, "retention", None),
+        return inspect_root(args.root, args.logs, retention_seconds=getattr(args, "retention", None),
                             rebase=args.rebase, check_content=check_content, progress=progress,
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
 
@@ -102,8 +112,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     now = time.time()
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
-        if not Path(args.root).is_dir():
-            raise UsageError(f"{args.root}: not a directory")
+        _check_root(args.root)
         with Progress() as progress:
             text = listing_json(args.root, now, progress=progress)
         if args.json:
@@ -249,8 +258,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
-    if not Path(args.root).is_dir():
-        raise UsageError(f"{args.root}: not a directory")
+    _check_root(args.root)
     return _run_tui(args.root, args.logs, args.rebase, _limits(args))
 
 
@@ -260,8 +268,7 @@ def _limits(args: argparse.Namespace) -> dict[str, int]:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    if not Path(args.root).is_dir():
-        raise UsageError(f"{args.root}: not a directory")
+    _check_root(args.root)
     from .serve import serve
 
     out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
@@ -397,6 +404,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, not at exit: a closed pipe is handled below
         return status
     except (UsageError, SettingError) as exc:
+        sys.stderr.write(f"spillscope: {exc}\n")
+        return 2
+    except ImportError as exc:
+        from .spill.s3 import MissingS3Extra
+
+        if not isinstance(exc, MissingS3Extra):
+            raise
         sys.stderr.write(f"spillscope: {exc}\n")
         return 2
     except BrokenPipeError:

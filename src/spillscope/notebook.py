@@ -13,6 +13,7 @@ import os
 from typing import Any, AsyncIterator, Iterator
 
 from ._format import count, human_age, human_size
+from ._fs import normalize_root
 from ._text import visible
 from .inspect.coverage import coverage, describe
 from .inspect.findings import CODES, SEVERITY_RANK, Finding
@@ -339,7 +340,7 @@ class Inspector:
 
     def __init__(self, root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, *,
                  rebase: str | None = None, retention_seconds: float | None = None) -> None:
-        self.root = os.path.abspath(os.fspath(root))
+        self.root = normalize_root(root)  # a directory or s3://bucket/prefix
         self.logs = None if logs is None else os.path.abspath(os.fspath(logs))
         self.rebase = rebase
         self.retention_seconds = retention_seconds

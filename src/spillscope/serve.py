@@ -15,6 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ._fs import normalize_root
+
 CDN_LINK = re.compile(r'<link[^>]*href="https?://fonts\.googleapis\.com[^"]*"[^>]*/?>', re.S)
 LOCAL_FONT = """<style>
       @font-face { font-family: "Roboto Mono"; font-style: normal;
@@ -45,7 +47,7 @@ def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: 
         from textual_serve.server import Server
     except ImportError as exc:  # pragma: no cover - the extra is documented
         raise SystemExit("spillscope serve needs textual-serve: pip install 'spillscope[serve]'") from exc
-    command = [sys.executable, "-m", "spillscope", "tui", os.path.abspath(root)]
+    command = [sys.executable, "-m", "spillscope", "tui", normalize_root(root)]
     if logs:
         command += ["--logs", os.path.abspath(logs)]
     if rebase:

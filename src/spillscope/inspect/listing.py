@@ -221,6 +221,10 @@ def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
 
 def listing_json(root: str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
     """The no-logs listing as ASCII JSON text, scanned by ``workers`` processes."""
+    if root.startswith("s3://"):
+        from .s3root import listing_json_s3
+
+        return listing_json_s3(root, now, progress)
     root = os.path.abspath(root)
     done, plan = root_plan(root)
     if done is not None:

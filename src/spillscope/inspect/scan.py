@@ -131,6 +131,10 @@ def root_plan(root: str) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
 
 
 def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None) -> RootScan:
+    if isinstance(root, str) and root.startswith("s3://"):
+        from .s3root import scan_s3_root  # the S3 root access (imports the client lazily)
+
+        return scan_s3_root(root, progress=progress)
     root = os.path.abspath(os.fspath(root))
     done, plan = root_plan(root)
     if done is not None:

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from .._fs import open_regular
+from .._fs import is_remote, normalize_root, open_reader
 from .._text import js_utf8
 from ..reference.check import Disagreement, Recomputed, check_notice, digest_transcript, keep_bytes_for, retention_splits
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
@@ -96,6 +96,8 @@ def resolve_locator(locator: str, root: str, rebase: str | None = None) -> tuple
         moved = rebase_locator(locator, rebase, root)
         if moved is not None:
             locator = moved
+    if is_remote(root):
+        return _resolve_remote(locator, root)
     if is_windows_path(locator):
         return None, "locator is a Windows path" + _rebase_hint(locator)
     if "://" in locator or locator.startswith(("file:", "s3:")):
@@ -113,6 +115,17 @@ def resolve_locator(locator: str, root: str, rebase: str | None = None) -> tuple
 def _rebase_hint(locator: str) -> str:
     old = spill_root_of(locator)
     return f"; if this root is a copy of {old}, pass --rebase {shlex.quote(old)}" if old else ""
+
+
+def _resolve_remote(locator: str, root: str) -> tuple[str | None, str]:
+    """An ``s3://bucket/key`` locator under an ``s3://`` root (keys are compared as they are)."""
+    if not locator.startswith("s3://"):
+        return None, "locator is not an s3:// URI (use --rebase OLD_ROOT for a root copied from elsewhere)"
+    if any(part in ("", ".", "..") for part in locator[len("s3://"):].split("/")):
+        return None, "locator is not a normalised key (has an empty, '.' or '..' segment)"
+    if not locator.startswith(root.rstrip("/") + "/"):
+        return None, "locator is outside the inspected root"
+    return locator, ""
 
 
 def _valid_count(value: Any) -> bool:
@@ -135,7 +148,7 @@ def inspect_root(
 
     ``max_line_bytes`` bounds a transcript line (a fragment is at most 386 bytes) and
     ``max_log_line_bytes`` a log line: longer lines are findings, never read whole."""
-    root = os.path.abspath(os.fspath(root))
+    root = normalize_root(root)
     now = time.time() if now is None else now
     scan = scan_root(root, progress=progress)
     findings = list(scan.findings)
@@ -442,15 +455,15 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
                                          detail=f"omittedBytes: logged {notice.omitted_bytes}, recomputed {art.size - len(head_b)} (preview {len(head_b)} bytes, artifact {art.size})"))
             return link
     try:
-        fd = open_regular(art.path)
+        reader = open_reader(art.path)
         try:
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.
             n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b) + 3, len(head_b) + 3)
-            first = os.pread(fd, n_head, 0)
-            last = os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b""
+            first = reader.pread(n_head, 0)
+            last = reader.pread(n_tail, max(0, art.size - n_tail)) if n_tail else b""
         finally:
-            os.close(fd)
+            reader.close()
     except OSError as exc:
         link.findings.append(finding("unreadable", path=art.path, session=entry.target_session, detail=exc.strerror or str(exc)))
         return link

@@ -390,7 +390,11 @@ class LocalWatcher(Watcher):
 
 def open_watcher(root: str | os.PathLike[str], *, stop: threading.Event | None = None, tick_ms: int = 100,
                  initial: bool = False) -> Watcher:
-    """The watcher for a root (a local directory; other backends plug in here)."""
+    """The watcher for a root: a local directory, or ``s3://bucket/prefix`` (polled)."""
+    if isinstance(root, str) and root.startswith("s3://"):
+        from .s3watch import S3Watcher  # no OS watcher for a bucket; boto3 only when asked
+
+        return S3Watcher(root, stop=stop, tick_ms=tick_ms, initial=initial)
     return LocalWatcher(os.fspath(root), stop=stop, tick_ms=tick_ms, initial=initial)
 
 

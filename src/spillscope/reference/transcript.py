@@ -28,7 +28,7 @@ from typing import Any, BinaryIO, Generator, Iterator, Union
 
 import orjson
 
-from .._fs import open_regular
+from .._fs import open_reader, open_sized, open_stream, read_head
 from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
 from .constants import DEFAULT_MAX_LINE_BYTES, REFERENCE_WARNING
 
@@ -60,11 +60,7 @@ def departs_from_title(path: str | os.PathLike[str]) -> bool:
     it: its content says it is not a transcript, whatever its name says (a tool called
     ``session-reference-1`` spills to a transcript's name). An empty file, or one cut
     inside the title, does not depart. Refuses symlinks; ``OSError`` propagates."""
-    fd = open_regular(path)
-    try:
-        head = os.pread(fd, len(TITLE_LINE), 0)
-    finally:
-        os.close(fd)
+    head = read_head(os.fspath(path), len(TITLE_LINE))
     return not TITLE_LINE.startswith(head)
 
 
@@ -186,7 +182,7 @@ def _open(source: Source) -> tuple[BinaryIO, str]:
     if isinstance(source, (bytes, bytearray)):
         return io.BytesIO(bytes(source)), "<bytes>"
     path = os.fspath(source)
-    return os.fdopen(open_regular(path), "rb", buffering=1 << 20), path
+    return open_stream(path), path
 
 
 def iter_transcript(
@@ -592,6 +588,11 @@ def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
     cur.end = ev.end
 
 
+def _closing(stream: BinaryIO, events: Iterator[Event]) -> Iterator[Event]:
+    with stream:
+        yield from events
+
+
 class TranscriptIndex:
     """A lazy index over a transcript file; see the module docstring.
 
@@ -605,10 +606,10 @@ class TranscriptIndex:
         self.metadata: TranscriptMetadata | None = None
         self.messages: list[MessageIndex] = []
         self.incomplete: Incomplete | None = None
-        self.size = os.stat(path).st_size
+        stream, self.size = open_sized(path)  # one open (one GET on S3) for both
         self.done = False
         self.indexed_bytes = 0
-        self._events = iter_transcript(path, max_line_bytes=max_line_bytes)
+        self._events = _closing(stream, iter_transcript(stream, name=path, max_line_bytes=max_line_bytes))
         self._current: MessageIndex | None = None
         self._lock = threading.RLock()
         #: Why indexing stopped before the end of the file, if it did.
@@ -718,11 +719,11 @@ class TranscriptIndex:
     def _fragments_from(self, msg: MessageIndex, cp_index: int) -> Iterator[str]:
         """Decoded fragments of ``msg`` from checkpoint ``cp_index`` on, read with ``pread``."""
         offset = msg.checkpoints[4 * cp_index]
-        fd = open_regular(self.path)
+        reader = open_reader(self.path)
         try:
             pending = b""
             while offset < msg.end:
-                chunk = os.pread(fd, min(1 << 16, msg.end - offset), offset)
+                chunk = reader.pread(min(1 << 16, msg.end - offset), offset)
                 if not chunk:
                     break
                 offset += len(chunk)
@@ -733,7 +734,7 @@ class TranscriptIndex:
                     if raw:
                         yield loads_exact(raw)
         finally:
-            os.close(fd)
+            reader.close()
 
     def read(self, k: int, start: int = 0, count: int | None = None) -> str:
         """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""

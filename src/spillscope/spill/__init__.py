@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .policy import (PolicyOutcome, SpillPolicy, ToolSpillNotice, format_spill_notice, has_spill_notice,
                          parse_spill_notice)
     from .retention import Retained, retain_head_tail
+    from .s3 import S3_RETRIEVAL_HINT, S3SpillStore
     from .types import (RETRIEVAL_HINT, Locator, SaveTextSpill, SessionReferenceSource, SpillOwner, SpillRef,
                         SpillSource, SpillStore, SpillStoreError, ToolSource, source_from_json)
 
@@ -19,12 +20,13 @@ _EXPORTS = {
     "policy": ("PolicyOutcome", "SpillPolicy", "ToolSpillNotice", "format_spill_notice", "has_spill_notice",
                "parse_spill_notice"),
     "retention": ("Retained", "retain_head_tail"),
+    "s3": ("S3SpillStore", "S3_RETRIEVAL_HINT"),
     "types": ("RETRIEVAL_HINT", "Locator", "SaveTextSpill", "SessionReferenceSource", "SpillOwner", "SpillRef",
               "SpillSource", "SpillStore", "SpillStoreError", "ToolSource", "source_from_json"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
-    "RETRIEVAL_HINT", "LocalSpillStore", "Locator", "PolicyOutcome", "Retained", "SaveTextSpill",
+    "RETRIEVAL_HINT", "S3_RETRIEVAL_HINT", "S3SpillStore", "LocalSpillStore", "Locator", "PolicyOutcome", "Retained", "SaveTextSpill",
     "SessionReferenceSource", "SpillOwner", "SpillPolicy", "SpillRef", "SpillSource", "SpillStore",
     "SpillStoreError", "ToolSource", "ToolSpillNotice", "decode_segment", "encode_segment",
     "format_spill_notice", "has_spill_notice", "parse_spill_notice", "retain_head_tail", "session_dir_name", "session_hash",

@@ -20,6 +20,7 @@ from textual.worker import get_current_worker
 
 from .._format import count
 from ..inspect.coverage import coverage, describe
+from .._fs import normalize_root
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
@@ -61,7 +62,7 @@ class SpillscopeApp(App[None]):
         super().__init__()
         #: --max-line-bytes / --max-log-line-bytes (inspect_root's defaults when not given).
         self.limits = dict(limits or {})
-        self.root_path = os.path.abspath(root)
+        self.root_path = normalize_root(root)  # a directory or s3://bucket/prefix
         self.logs_path = os.path.abspath(logs) if logs else None
         self.rebase = rebase
         self.watch_enabled = watch

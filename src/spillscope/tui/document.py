@@ -3,11 +3,10 @@ behind one small interface. Only the core parses formats; this adapts them."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._fs import open_regular
+from .._fs import file_size, open_reader
 from .._text import js_normalize, utf8_len
 from ..reference.transcript import TranscriptIndex
 
@@ -98,12 +97,12 @@ class PlainDocument:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        fd = open_regular(path)
+        reader = open_reader(path)  # a local file or an s3:// object (ranged GET)
         try:
-            size = os.fstat(fd).st_size
-            data = os.pread(fd, min(size, MAX_PLAIN_BYTES), 0)
+            size = file_size(path)
+            data = reader.pread(min(size, MAX_PLAIN_BYTES), 0)
         finally:
-            os.close(fd)
+            reader.close()
         self.note = f"showing the first {MAX_PLAIN_BYTES >> 20} MiB of {size} bytes" if size > MAX_PLAIN_BYTES else ""
         self.text = js_normalize(data.decode("utf-8", "replace"))
         self.messages = [DocMessage(1, "tool output", len(self.text), len(data), self.text.count("\n") + 1)]
