@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -106,12 +107,35 @@ def loads_exact(data: bytes | str) -> Any:
 
     Strings that came back through the fallback are normalised so that two escaped
     halves of a pair become one code point, as in JavaScript.
+    Untrusted input: every failure is a ``ValueError`` — including JSON nested deeper
+    than the stdlib parser can recurse (orjson stops at 1024 levels; ``json`` would raise
+    ``RecursionError``, which no caller expects from bad input).
     """
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    if _too_deep(first):
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    # What orjson refused for another reason (a lone surrogate) may still be nested up to
+    # its limit: give the recursive stdlib parser room for that many levels, no more.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + MAX_JSON_DEPTH + 64)
+    try:
         return _normalize_tree(json.loads(text))
+    except RecursionError:
+        raise ValueError(f"JSON nested too deep to parse (orjson: {first})") from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+#: orjson's own limit; deeper JSON is refused by it and would recurse in ``json``.
+MAX_JSON_DEPTH = 1024
+
+
+def _too_deep(exc: orjson.JSONDecodeError) -> bool:
+    return "recursion limit" in str(exc) or "depth" in str(exc).lower()
 
 
 def _normalize_tree(value: Any) -> Any:

@@ -1,0 +1,302 @@
+"""Hostile and huge inputs, one generator per input dimension (issue #12).
+
+Each ``make_<dimension>(base, n)`` writes a spill root and a logs dir under ``base`` whose
+size grows linearly with ``n`` along that one dimension, and returns a :class:`Case`
+(root, logs, and a transcript to ``cat`` where that applies). ``bench/scaling.py`` times
+the commands at n and 10n; the adversarial corpus and the tests use the same generators
+at sizes that show each class.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from spillscope._text import js_stringify, js_utf8
+from spillscope.reference.message import render_reference_text
+from spillscope.reference.transcript import render_transcript
+from spillscope.spill.naming import encode_segment, session_dir_name
+from spillscope.spill.policy import format_spill_notice
+from spillscope.spill.types import RETRIEVAL_HINT
+
+TARGET = "hostile-target"
+
+
+@dataclass(frozen=True)
+class Case:
+    root: Path
+    logs: Path
+    #: An artifact to ``cat``, where the dimension is about a transcript's content.
+    cat: Path | None = None
+
+
+def _write(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+class Log:
+    """A target session's log, written line by line (rows are JSON objects)."""
+
+    def __init__(self, logs: Path, session_id: str = TARGET, name: str = "session.v3.jsonl") -> None:
+        self.dir = logs / "--hostile--" / encode_segment(session_id)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / name
+        self.lines: list[bytes] = [js_utf8(js_stringify({"type": "session", "version": 3, "id": session_id,
+                                                         "createdAt": 0, "isSeeded": False, "delegationDepth": 0}))]
+
+    def row(self, kind: str, data: Any) -> int:
+        self.lines.append(js_utf8(js_stringify({"type": kind, "seq": len(self.lines) - 1, "time": 0, "data": data,
+                                                "surfaceOp": "append"})))
+        return len(self.lines)
+
+    def raw(self, line: bytes) -> int:
+        self.lines.append(line)
+        return len(self.lines)
+
+    def reference(self, preview: dict[str, Any], notice: dict[str, Any]) -> int:
+        text = render_reference_text([preview], [notice])
+        source = {"kind": "session-reference", "form": "recall", "version": 1, "references": []}
+        return self.row("user/message", {"source": source, "content": [{"type": "text", "text": text}],
+                                         "role": "user", "id": "r"})
+
+    def tool_result(self, text: str, call_id: str = "c") -> int:
+        return self.row("tool/result", {"message": {"source": {"kind": "tool", "callId": call_id}, "content": [
+            {"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": text}], "isError": False}],
+            "role": "tool", "id": "t"}})
+
+    def write(self) -> Path:
+        with open(self.path, "wb") as f:
+            for line in self.lines:
+                f.write(line + b"\n")
+        return self.path
+
+
+def _dirs(base: Path) -> tuple[Path, Path, Path]:
+    root, logs = base / "root", base / "logs"
+    sdir = root / session_dir_name(TARGET)
+    sdir.mkdir(parents=True, mode=0o700)
+    root.chmod(0o700)
+    logs.mkdir(parents=True)
+    return root, logs, sdir
+
+
+def transcript(conversation: list[dict[str, str]]) -> tuple[bytes, dict[str, Any]]:
+    data = {"sessionId": "src", "label": "Source", "cwd": "/w", "capturedThroughSeq": 9, "conversation": conversation}
+    return js_utf8(render_transcript(data, 3)), data
+
+
+def plant_reference(log: Log, sdir: Path, name: str, conversation: list[dict[str, str]],
+                    preview_conversation: list[dict[str, str]] | None = None) -> Path:
+    """A transcript artifact plus a reference notice naming it (the newest message kept)."""
+    body, data = transcript(conversation)
+    path = sdir / name
+    _write(path, body)
+    log.reference(*reference_parts(path, len(body), conversation, preview_conversation))
+    return path
+
+
+def reference_parts(path: Path, size: int, conversation: list[dict[str, str]],
+                    preview_conversation: list[dict[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    kept = preview_conversation if preview_conversation is not None else conversation[-1:]
+    preview = {"sessionId": "src", "label": "Source", "cwd": "/w", "capturedThroughSeq": 9, "conversation": kept}
+    omitted = sum(len(js_utf8(m["text"])) for m in conversation[: len(conversation) - len(kept)])
+    notice = {"sessionId": "src", "capturedThroughSeq": 9, "omittedMessages": len(conversation) - len(kept),
+              "omittedBytes": omitted, "fullSnapshot": {"status": "saved", "locator": str(path), "bytes": size,
+                                                         "retrievalHint": RETRIEVAL_HINT}}
+    return preview, notice
+
+
+def _messages(n: int, text: str = "short message {i}") -> list[dict[str, str]]:
+    return [{"role": "user" if i % 2 == 0 else "assistant", "text": text.format(i=i)} for i in range(n)]
+
+
+# ---- one generator per dimension -------------------------------------------------------
+
+def make_messages(base: Path, n: int) -> Case:
+    """One transcript of ``n`` short messages (the 30,000-message case)."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    art = plant_reference(log, sdir, "000000000001-session-reference-1.txt", _messages(n))
+    log.write()
+    return Case(root, logs, art)
+
+
+def make_fragments(base: Path, n: int) -> Case:
+    """One message of ``n`` fragment lines (64 code points each)."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    conv = [{"role": "user", "text": "q"}, {"role": "assistant", "text": ("frag 界😀 " * 8)[:64] * n}]
+    art = plant_reference(log, sdir, "000000000001-session-reference-1.txt", conv)
+    log.write()
+    return Case(root, logs, art)
+
+
+def make_notices(base: Path, n: int) -> Case:
+    """``n`` reference notices in one log, each naming its own small transcript."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    conv = _messages(3)
+    for i in range(n):
+        plant_reference(log, sdir, f"{i:012x}-session-reference-1.txt", conv)
+    log.write()
+    return Case(root, logs)
+
+
+def make_one_artifact(base: Path, n: int, artifact_bytes: int = 1 << 20) -> Case:
+    """``n`` notices all naming one transcript of ``artifact_bytes`` (re-read per notice?)."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    per = 2000
+    conv = _messages(max(2, artifact_bytes // per), text="m{i} " + "x" * per)
+    body, _ = transcript(conv)
+    path = sdir / "000000000001-session-reference-1.txt"
+    _write(path, body)
+    parts = reference_parts(path, len(body), conv)
+    for _ in range(n):
+        log.reference(*parts)
+    log.write()
+    return Case(root, logs, path)
+
+
+def make_log_lines(base: Path, n: int) -> Case:
+    """A log of ``n`` ordinary rows (assistant messages, tool calls and results)."""
+    root, logs, _ = _dirs(base)
+    log = Log(logs)
+    for i in range(n):
+        log.row("assistant/message", {"turn": i, "step": 0, "message": {"role": "assistant", "content": [
+            {"type": "text", "text": f"answer {i}"}], "source": {"kind": "model"}, "id": f"a{i}"}})
+    log.write()
+    return Case(root, logs)
+
+
+def make_line_length(base: Path, n: int) -> Case:
+    """One tool result of ``n`` KiB ending in a spill notice (a long log line)."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    path = sdir / "000000000001-bash.txt"
+    preview = ("line of tool output 界\n" * (n * 1024 // 25 + 1))[: n * 1024]
+    _write(path, js_utf8(preview) + b"rest")
+    log.tool_result(preview + "\n\n" + format_spill_notice(4, str(path), RETRIEVAL_HINT))
+    log.write()
+    return Case(root, logs)
+
+
+LOOKALIKE = "\n\n(Omitted 5 bytes. Full formatted result stored at: "
+
+
+def make_lookalikes(base: Path, n: int) -> Case:
+    """A tool result holding ``n`` notice look-alikes, ending in a real notice."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    path = sdir / "000000000001-bash.txt"
+    preview = "head" + LOOKALIKE * n
+    _write(path, js_utf8(preview) + b"tail")
+    log.tool_result(preview + "\n\n" + format_spill_notice(4, str(path), RETRIEVAL_HINT))
+    log.write()
+    return Case(root, logs)
+
+
+def make_preview_length(base: Path, n: int, messages: int = 3000) -> Case:
+    """A preview message of ``n`` KiB checked against a ``messages``-message transcript
+    that it matches nowhere (every candidate must be ruled out)."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    conv = _messages(messages)
+    big = {"role": "user", "text": "P" * (n * 1024) + "\n[… omitted 7 UTF-8 bytes …]"}
+    plant_reference(log, sdir, "000000000001-session-reference-1.txt", conv, [big, conv[-1]])
+    log.write()
+    return Case(root, logs)
+
+
+def make_artifacts(base: Path, n: int) -> Case:
+    """``n`` artifacts in one session dir (tool outputs, no logs naming them)."""
+    root, logs, sdir = _dirs(base)
+    for i in range(n):
+        _write(sdir / f"{i:012x}-bash.txt", b"x")
+    Log(logs).write()
+    return Case(root, logs)
+
+
+def make_session_dirs(base: Path, n: int) -> Case:
+    """``n`` session dirs of one artifact each."""
+    root, logs, _ = _dirs(base)
+    for i in range(n):
+        d = root / f"session-{i + 1:012x}"
+        d.mkdir(mode=0o700)
+        _write(d / "000000000001-bash.txt", b"x")
+    Log(logs).write()
+    return Case(root, logs)
+
+
+def deep(depth: int, inner: str = "1") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+def make_nesting(base: Path, n: int, lines: int = 200) -> Case:
+    """JSON nested ``n`` levels deep in every place a parser meets it: ``lines`` log lines,
+    a preview, a notice, and a transcript's metadata block and fragment."""
+    root, logs, sdir = _dirs(base)
+    log = Log(logs)
+    for _ in range(lines):
+        log.raw(js_utf8('{"type":"assistant/message","seq":1,"data":' + deep(n) + "}"))
+    conv = _messages(3)
+    body, _ = transcript(conv)
+    good = sdir / "000000000001-session-reference-1.txt"
+    _write(good, body)
+    preview, notice = reference_parts(good, len(body), conv)
+    text = render_reference_text([preview], [notice])
+    source = {"kind": "session-reference", "form": "recall", "version": 1, "references": []}
+    bad_preview = text.replace('"conversation":', '"deep":' + deep(n) + ',"conversation":', 1)
+    bad_notice = text.replace('"omittedMessages":', '"deep":' + deep(n) + ',"omittedMessages":', 1)
+    for t in (bad_preview, bad_notice):
+        log.row("user/message", {"source": source, "content": [{"type": "text", "text": t}], "role": "user", "id": "r"})
+    meta_deep = body.replace(b'  "cwd": "/w",', b'  "cwd": ' + deep(n).encode() + b",", 1)
+    _write(sdir / "000000000002-session-reference-2.txt", meta_deep)
+    frag_deep = body.replace(b'"short message 1"', deep(n).encode(), 1)
+    _write(sdir / "000000000003-session-reference-3.txt", frag_deep)
+    log.write()
+    return Case(root, logs, sdir / "000000000003-session-reference-3.txt")
+
+
+DIMENSIONS: dict[str, tuple[Callable[[Path, int], Case], int, str]] = {
+    # name: (generator, n at which verify takes >= ~0.2 s here, unit of n)
+    "messages per transcript": (make_messages, 30000, "messages"),
+    "fragments per message": (make_fragments, 60000, "fragment lines"),
+    "notices per log": (make_notices, 1500, "notices"),
+    "notices naming one artifact": (make_one_artifact, 2000, "notices"),
+    "log lines": (make_log_lines, 40000, "rows"),
+    "log line length": (make_line_length, 4096, "KiB"),
+    "look-alike markers per tool result": (make_lookalikes, 64000, "markers"),
+    "preview length": (make_preview_length, 2048, "KiB"),
+    "artifacts per root": (make_artifacts, 8000, "artifacts"),
+    "session dirs per root": (make_session_dirs, 4000, "dirs"),
+    "JSON nesting": (make_nesting, 20000, "levels"),
+}
+
+
+def zstd_bomb(logs: Path, inflated: int = 1 << 30, session_id: str = "hostile-bomb") -> Path:
+    """A tiny ``.zstd`` log that inflates to ``inflated`` bytes: a header, then newlines."""
+    import zstandard
+
+    d = logs / "--hostile--" / encode_segment(session_id)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / "session.v3.jsonl.zstd"
+    header = js_utf8(js_stringify({"type": "session", "version": 3, "id": session_id, "createdAt": 0,
+                                   "isSeeded": False, "delegationDepth": 0})) + b"\n"
+    cctx = zstandard.ZstdCompressor(level=19)
+    with open(path, "wb") as f, cctx.stream_writer(f, size=len(header) + inflated) as w:
+        w.write(header)
+        chunk = b"\n" * (1 << 22)
+        left = inflated
+        while left > 0:
+            w.write(chunk[: min(left, len(chunk))])
+            left -= len(chunk)
+    return path
