@@ -189,17 +189,21 @@ def make_line_length(base: Path, n: int) -> Case:
     return Case(root, logs)
 
 
-LOOKALIKE = "\n\n(Omitted 5 bytes. Full formatted result stored at: "
+LOOKALIKE = "\n\n( Full formatted result stored at: /p"
+LOOKALIKE_BAD_COUNT = "\n\n(Omitted x bytes. Full formatted result stored at: "
 
 
 def make_lookalikes(base: Path, n: int) -> Case:
-    """A tool result holding ``n`` notice look-alikes, ending in a real notice."""
+    """Tool results holding ``n`` notice look-alikes: one ending in ``)`` with no real
+    notice (each look-alike is a candidate with no ``. `` after it), one whose look-alikes
+    have a bad count and end in a real notice."""
     root, logs, sdir = _dirs(base)
     log = Log(logs)
+    log.tool_result("head" + LOOKALIKE * n + ")", "c1")
     path = sdir / "000000000001-bash.txt"
-    preview = "head" + LOOKALIKE * n
+    preview = "head" + LOOKALIKE_BAD_COUNT * n
     _write(path, js_utf8(preview) + b"tail")
-    log.tool_result(preview + "\n\n" + format_spill_notice(4, str(path), RETRIEVAL_HINT))
+    log.tool_result(preview + "\n\n" + format_spill_notice(4, str(path), RETRIEVAL_HINT), "c2")
     log.write()
     return Case(root, logs)
 

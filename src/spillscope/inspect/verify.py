@@ -147,9 +147,14 @@ def inspect_root(
         meter = _ByteMeter(progress, sum(a.size for a in by_path.values()
                                          if a.kind == "session-reference-transcript" and a.is_regular))
 
+    digests = _Digests(max_line_bytes, meter)
+    if check_content:
+        for log in session_logs:
+            for entry in log.references:
+                digests.want(entry, root, rebase, by_path)
     for log in session_logs:
         for entry in log.references:
-            link = _link_reference(entry, root, rebase, by_path, checks, check_content, max_line_bytes, meter)
+            link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests)
             references.append(link)
             findings.extend(link.findings)
             if link.artifact is not None:
@@ -251,6 +256,45 @@ def _digest(art: Artifact, keep: int, max_line_bytes: int, meter: _ByteMeter | N
         meter.end()
 
 
+class _Digests:
+    """Each transcript is read once however many notices name it: with the largest
+    ``keep`` any of them needs, and held only until the last of them is checked (8,000
+    notices naming one 8 MB transcript must not read it 8,000 times)."""
+
+    def __init__(self, max_line_bytes: int, meter: _ByteMeter | None) -> None:
+        self.max_line_bytes, self.meter = max_line_bytes, meter
+        self.keep: dict[tuple[str, int, float], int] = {}
+        self.left: Counter[tuple[str, int, float]] = Counter()
+        self.held: dict[tuple[str, int, float], Any] = {}
+
+    def want(self, entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> None:
+        locator = entry.locator
+        path = resolve_locator(locator, root, rebase)[0] if locator is not None else None
+        art = by_path.get(path) if path is not None else None
+        if art is None or not art.is_regular:
+            return
+        conversation = entry.preview.get("conversation")
+        key = (art.path, art.size, art.mtime)
+        self.keep[key] = max(self.keep.get(key, 0), keep_bytes_for(conversation if isinstance(conversation, list) else []))
+        self.left[key] += 1
+
+    def get(self, art: Artifact, keep: int) -> tuple[Any, list[Any], Any]:
+        """:func:`_digest` of ``art`` (raising what it raised), read at most once."""
+        key = (art.path, art.size, art.mtime)
+        if key not in self.held:
+            try:
+                self.held[key] = _digest(art, max(keep, self.keep.get(key, 0)), self.max_line_bytes, self.meter)
+            except (TranscriptError, OSError) as exc:
+                self.held[key] = exc
+        got = self.held[key]
+        self.left[key] -= 1
+        if self.left[key] <= 0:
+            del self.held[key]
+        if isinstance(got, BaseException):
+            raise got
+        return got  # type: ignore[no-any-return]
+
+
 def _check_transcript(art: Artifact, session: str | None, max_line_bytes: int, meter: _ByteMeter | None = None,
                       keep: int = 1) -> ArtifactCheck:
     check = ArtifactCheck(art)
@@ -292,7 +336,7 @@ def _validate_notice(entry: ReferenceEntry) -> list[str]:
 
 def _link_reference(
     entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
-    checks: dict[str, ArtifactCheck], check_content: bool, max_line_bytes: int, meter: _ByteMeter | None,
+    checks: dict[str, ArtifactCheck], check_content: bool, digests: _Digests,
 ) -> ReferenceLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     stats = entry.stats or {}
@@ -336,7 +380,7 @@ def _link_reference(
     conversation = entry.preview.get("conversation")
     keep = keep_bytes_for(conversation if isinstance(conversation, list) else [])
     try:
-        meta, views, incomplete = _digest(art, keep, max_line_bytes, meter)
+        meta, views, incomplete = digests.get(art, keep)
     except TranscriptError as exc:
         checks[art.path] = ArtifactCheck(art, [finding("malformed-artifact", path=art.path, line=exc.line,
                                                        session=entry.target_session, locator=locator, detail=exc.reason)])

@@ -19,6 +19,13 @@ from .transcript import Transcript, TranscriptMetadata
 _MARKER = re.compile(r"\n\[… omitted (0|[1-9][0-9]*) UTF-8 bytes …\]\Z")
 
 
+def _marker(text: str) -> re.Match[str] | None:
+    """The omission marker ending ``text``: only its last candidate is tried (a search
+    would try every newline of a 60 MB preview message)."""
+    at = text.rfind("\n[… omitted ")
+    return _MARKER.match(text, at) if at >= 0 else None
+
+
 @dataclass(frozen=True)
 class Disagreement:
     field: str
@@ -77,19 +84,33 @@ class MessageView:
         return cls(role, len(data), data, data)
 
 
-def shortened_omission(preview_text: str, original: MessageView | str) -> int | None:
+class PreviewText:
+    """A preview message's text measured once: its UTF-8 bytes and, when it ends in the
+    omission marker, the kept bytes before it. Matching one preview message against
+    thousands of transcript messages must not re-encode or re-search it per candidate."""
+
+    __slots__ = ("text", "whole", "kept", "marker_n")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.whole = js_utf8(text)
+        m = _marker(text)
+        self.kept = js_utf8(text[: m.start()]) if m is not None else None
+        self.marker_n = int(m.group(1)) if m is not None else None
+
+
+def shortened_omission(preview_text: str | PreviewText, original: MessageView | str) -> int | None:
     """N if ``preview_text`` is a valid retention of ``original`` (identical → 0), else None."""
     view = MessageView.of_text("", original) if isinstance(original, str) else original
-    if preview_text == "":
+    pre = preview_text if isinstance(preview_text, PreviewText) else PreviewText(preview_text)
+    if pre.text == "":
         return view.nbytes
-    kept_text = preview_text
-    m = _MARKER.search(preview_text)
-    whole = js_utf8(preview_text)
+    whole = pre.whole
     if len(whole) == view.nbytes and len(view.head) >= view.nbytes and view.head[: view.nbytes] == whole:
         return 0
-    if m is None:
+    kept = pre.kept
+    if kept is None:
         return None
-    kept = js_utf8(kept_text[: m.start()])
     if len(kept) > view.nbytes or len(kept) > len(view.head) or len(kept) > len(view.tail):
         return None
     head = view.head[: len(kept)]
@@ -100,7 +121,7 @@ def shortened_omission(preview_text: str, original: MessageView | str) -> int | 
 
 
 def marker_count(preview_text: str) -> int | None:
-    m = _MARKER.search(preview_text)
+    m = _marker(preview_text)
     return int(m.group(1)) if m else None
 
 
@@ -116,7 +137,7 @@ def seen_byte_ranges(preview_text: str, original: MessageView | str) -> list[tup
         return [(0, view.nbytes)]
     if preview_text == "":
         return []
-    m = _MARKER.search(preview_text)
+    m = _marker(preview_text)
     assert m is not None
     kept = js_utf8(preview_text[: m.start()])
     head = min(common_prefix(kept, view.head[: len(kept)]), len(kept))
@@ -181,12 +202,16 @@ def recompute(conversation: Sequence[Mapping[str, Any]], messages: Transcript | 
     omitted_by_item: list[int] = [0] * len(conversation)
     used: set[int] = set()
 
+    measured: dict[int, PreviewText] = {}
+
     def try_match(i: int, j: int) -> bool:
         item = conversation[i]
         text = item.get("text") if isinstance(item, Mapping) else None
         if not isinstance(text, str) or item.get("role") != full[j].role:
             return False
-        n = shortened_omission(text, full[j])
+        if i not in measured:
+            measured[i] = PreviewText(text)
+        n = shortened_omission(measured[i], full[j])
         if n is None:
             return False
         sources[i], omitted_by_item[i] = j, n

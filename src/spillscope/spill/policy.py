@@ -89,14 +89,17 @@ def parse_spill_notice(text: str, retrieval_hint: str = RETRIEVAL_HINT) -> ToolS
     if not text.endswith(CLOSE):
         return None
     start = 0
+    # Searched once: asking "is there a '. ' after here?" per candidate would rescan the
+    # rest of the text for each of thousands of look-alikes (quadratic).
+    last_guidance = text.rfind(GUIDANCE_SEPARATOR)
     while True:
         nxt = text.find(SEPARATOR + OPEN, start)
-        candidate = text[start : len(text) - len(CLOSE) if nxt < 0 else nxt]
-        location = candidate.find(LOCATION, len(OPEN))
-        if candidate.startswith(OPEN) and location >= 0:
-            omission = _parse_omission(candidate[len(OPEN) : location])
-            after = start + location + len(LOCATION)
-            if omission is not None and text.find(GUIDANCE_SEPARATOR, after) >= 0:
+        end = len(text) - len(CLOSE) if nxt < 0 else nxt
+        location = text.find(LOCATION, start + len(OPEN), end) if text.startswith(OPEN, start) else -1
+        if location >= 0:
+            omission = _parse_omission(text[start + len(OPEN) : location])
+            after = location + len(LOCATION)
+            if omission is not None and last_guidance >= after:
                 return _build_notice(text, start, after, omission, retrieval_hint)
         if nxt < 0:
             return None
