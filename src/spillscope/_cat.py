@@ -138,10 +138,10 @@ class _Transcript:
             incomplete = self.json() if as_json else self.text()
         except TranscriptError as exc:
             self.out.flush()
-            sys.stderr.write(f"spillscope: malformed artifact: {exc}\n")
+            sys.stderr.write(f"spillscope: malformed artifact: {visible(str(exc), one_line=True)}\n")
             return 1
         if incomplete is not None:
-            sys.stderr.write(f"spillscope: warning: incomplete artifact ({self.path}:{incomplete.line}: {incomplete.reason})\n")
+            sys.stderr.write(f"spillscope: warning: incomplete artifact ({visible(self.path, one_line=True)}:{incomplete.line}: {incomplete.reason})\n")
         if self.want is not None and self.want > self.last:
             self.out.flush()
             sys.stderr.write(f"spillscope: no message {self.want}: the transcript has {count(self.last, 'message')}\n")

@@ -154,17 +154,20 @@ def code_point_slices(text: str, size: int = 64) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, one_line: bool = False) -> str:
     """Make controls and lone surrogates visible for display; never interpreted.
 
     C0 controls map to the Unicode control pictures (``␀``, ``␛``...), a lone CR to
     ``⏎``, DEL to ``␡``, C1 controls and bidi/format controls to ``⟨U+XXXX⟩``, and a
-    lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are.
+    lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are, unless
+    ``one_line``: then they are shown too (``␊``, ``␉``), so a name or text put in a
+    row of a table can never start a row of its own.
     """
+    shown = _SHOWN_LINE if one_line else _SHOWN
     # Most text (every plain file name in a 100k listing) has nothing to show: one scan.
-    if _SHOWN.search(text) is None:
+    if shown.search(text) is None:
         return text
-    return _SHOWN.sub(_show, js_normalize(text))
+    return shown.sub(_show, js_normalize(text))
 
 
 def _show(match: re.Match[str]) -> str:
@@ -189,3 +192,4 @@ _FORMAT_CONTROLS = frozenset(
 )
 #: Every code point :func:`visible` replaces (newline and tab stay).
 _SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
+_SHOWN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")

@@ -102,26 +102,32 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cell(text: object) -> str:
+    """Untrusted text for one row of human output: controls visible, newlines and tabs
+    too, so no name or detail can start a row of its own (or forge one)."""
+    return visible(str(text), one_line=True)
+
+
 def _write_table(data: dict[str, Any], out: TextIO) -> None:
     """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
     artifacts = sum(s["artifactCount"] for s in data["sessions"])
-    out.write(f"{visible(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    out.write(f"{_cell(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
     listed = set()
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{s['dir']}  {visible(label)}  {count(s['artifactCount'], 'artifact')}  {s['mode']}{badge}\n")
+        out.write(f"\n{_cell(s['dir'])}  {_cell(label)}  {count(s['artifactCount'], 'artifact')}  {_cell(s['mode'])}{_cell(badge)}\n")
         lines = []
         for a in s["artifacts"]:
             listed.add(a["path"])
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
-            lines.append(f"  {a['kind']:<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
+            lines.append(f"  {_cell(a['kind']):<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {_cell(a['name'])}{_cell(badge)}\n")
         out.write("".join(lines))
     others = [Finding(**f) for f in data["findings"] if f["path"] not in listed]
     if others:
         out.write("\nOther findings:\n")
         for f in others:
-            out.write(f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}\n")
+            out.write(f"  {f.severity:<7} {f.code:<20} {_cell(f.where)}  {_cell(f.detail)}\n")
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
@@ -132,11 +138,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                           "failOn": sorted(args.fail_on), "ok": not failing})
     else:
         checked = len(ins.references) + len(ins.tool_spills)
-        out.write(f"verified {ins.root}: {count(len(ins.scan.artifacts()), 'artifact')}, {count(checked, 'notice')}, {count(len(ins.findings), 'finding')}\n")
+        out.write(f"verified {_cell(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, {count(checked, 'notice')}, {count(len(ins.findings), 'finding')}\n")
         for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
-            out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
+            out.write(f"{f.severity:<7} {f.code:<20} {_cell(f.where)}\n        {_cell(f.detail)}\n")
             if f.locator and f.locator != f.path:
-                out.write(f"        locator: {visible(f.locator)}\n")
+                out.write(f"        locator: {_cell(f.locator)}\n")
         out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
     return 1 if failing else 0
 
@@ -166,7 +172,7 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
                 if args.json:
                     out.write(json.dumps(ev.to_json(), ensure_ascii=True) + "\n")
                 else:
-                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path)}\n")
+                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {_cell(ev.path)}\n")
             out.flush()
     except KeyboardInterrupt:
         stop.set()
@@ -289,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args, sys.stdout))
     except UsageError as exc:
-        sys.stderr.write(f"spillscope: {exc}\n")
+        sys.stderr.write(f"spillscope: {_cell(exc)}\n")
         return 2
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): not an error; silence the flush at exit.

@@ -78,7 +78,7 @@ class Findings:
 
     def __repr__(self) -> str:
         lines = [count(len(self.items), 'finding')]
-        lines += [f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}" for f in self.items]
+        lines += [f"  {f.severity:<7} {f.code:<20} {visible(f.where, one_line=True)}  {visible(f.detail, one_line=True)}" for f in self.items]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -114,11 +114,11 @@ class TranscriptView:
 
     def __repr__(self) -> str:
         meta = self.transcript.metadata
-        head = f"Transcript {self.transcript.path} ({len(self.transcript.messages)} messages"
+        head = f"Transcript {visible(self.transcript.path, one_line=True)} ({len(self.transcript.messages)} messages"
         head += ")" if self.transcript.complete else f", INCOMPLETE: {self.transcript.incomplete.reason})"  # type: ignore[union-attr]
-        lines = [head, f"  session {visible(meta.session_id)} label {visible(meta.label)}" if meta else "  (no metadata)"]
+        lines = [head, f"  session {visible(meta.session_id, one_line=True)} label {visible(meta.label, one_line=True)}" if meta else "  (no metadata)"]
         for m in self.transcript.messages:
-            short = visible(m.text[:120]) + ("…" if len(m.text) > 120 else "")
+            short = visible(m.text[:120], one_line=True) + ("…" if len(m.text) > 120 else "")
             lines.append(f"  [{m.index}] {m.role}: {short}")
         return "\n".join(lines)
 
@@ -172,10 +172,10 @@ class Reference:
 
     def __repr__(self) -> str:
         r = self.to_records()[0]
-        return (f"Reference {visible(r['label'])} ({visible(r['sessionId'])}) → {r['status']}\n"
+        return (f"Reference {visible(r['label'], one_line=True)} ({visible(r['sessionId'], one_line=True)}) → {r['status']}\n"
                 f"  omittedMessages logged {r['omittedMessages']} recomputed {r['recomputedOmittedMessages']}\n"
                 f"  omittedBytes    logged {r['omittedBytes']} recomputed {r['recomputedOmittedBytes']}\n"
-                f"  locator {visible(str(r['locator']))}")
+                f"  locator {visible(str(r['locator']), one_line=True)}")
 
     def _repr_html_(self) -> str:
         e, rec = self.link.entry, self.link.recomputed
@@ -231,7 +231,7 @@ class Session:
                  "mtime": a.mtime, "mode": f"{a.mode:04o}"} for a in self.artifacts]
 
     def __repr__(self) -> str:
-        return (f"Session {self.dir} ({visible(self.session_id or 'id unknown')}): {count(len(self.artifacts), 'artifact')}, "
+        return (f"Session {self.dir} ({visible(self.session_id or 'id unknown', one_line=True)}): {count(len(self.artifacts), 'artifact')}, "
                 f"{count(len(self.references), 'reference')}")
 
     def _repr_html_(self) -> str:

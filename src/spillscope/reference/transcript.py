@@ -44,7 +44,7 @@ CHECKPOINT_EVERY = 128
 #: only as far as its first screen needs (the rest is for a background worker).
 OPEN_WHOLE_BYTES = 4 << 20
 FAST_CHUNK = 1 << 20
-FIRST_CHUNK = 1 << 13
+FIRST_CHUNK = 1 << 9
 
 _PREAMBLE = [TITLE, "", INTRO, *REFERENCE_WARNING.split("\n"), ""]
 _HEADER = re.compile(r"### Message ([0-9]+): (.*)\Z", re.S)
