@@ -304,3 +304,56 @@ def zstd_bomb(logs: Path, inflated: int = 1 << 30, session_id: str = "hostile-bo
             w.write(chunk[: min(left, len(chunk))])
             left -= len(chunk)
     return path
+
+
+#: Strings that Rich/Textual would read as markup (or that break it), and escapes.
+MARKUP = ["[/]", "[bold", "[@click=app.quit]click[/]", "[link=file:///etc/passwd]l[/link]", "[red]unclosed",
+          "[/bold]", "[$accent]x", "$accent", "[b]x[/b]", "\\[esc]", "[on red]", "]]][[[", "\x1b[31mred\x1b[0m",
+          "[reverse]", "[@click=app.bell]", "[", "\\"]
+
+
+def make_markup(base: Path) -> Case:
+    """A root whose every untrusted string carries markup: the root's own name, file
+    names, session ids, labels, preview and message texts, roles (a malformed header),
+    locators, tool names and finding details."""
+    m = "".join(MARKUP)
+    short = "[/][b[@click=app.bell]$x"  # for names: a file name has 255 bytes at most
+    base = base / f"root[/]{MARKUP[2]}"
+    root, logs = base / f"spill[bold]{MARKUP[3]}", base / f"logs[/]{MARKUP[0]}"
+    sdir = root / session_dir_name(f"sess{short}")
+    sdir.mkdir(parents=True, mode=0o700)
+    root.chmod(0o700)
+    logs.mkdir(parents=True)
+    log = Log(logs, f"sess{short}")
+    conv = [{"role": "user", "text": f"q {m}\n" * 3}, {"role": "assistant", "text": f"a {m}"},
+            {"role": "user", "text": f"last {m}"}]
+    body, data = transcript(conv)
+    body = body.replace(b'"label": "Source"', js_utf8(f'"label": {js_stringify("Label " + m)}'), 1)
+    good = sdir / f"000000000001-session-reference-1{encode_segment(short)}.txt"
+    _write(good, body)
+    preview, notice = reference_parts(good, len(body), conv)
+    preview["label"] = f"label {m}"
+    preview["sessionId"] = notice["sessionId"] = f"src{m}"
+    log.reference(preview, notice)
+    # A transcript whose role header carries markup (malformed), and one with a bad fragment.
+    bad_role = body.replace(b"### Message 2: assistant", js_utf8(f"### Message 2: assistant{m}"), 1)
+    _write(sdir / "000000000002-session-reference-2.txt", bad_role)
+    bad_frag = body.replace(b'"a ', js_utf8('"' + m.replace("\\", "") + "\x00 "), 1)
+    _write(sdir / "000000000003-session-reference-3.txt", bad_frag)
+    # A file name that is not an encoded name, a tool output, an expired locator.
+    _write(sdir / f"zz{short.replace('/', '|')}.txt", js_utf8(m))
+    tool = sdir / f"000000000004-{encode_segment('bash' + short)}.txt"
+    _write(tool, js_utf8(m * 4))
+    log.row("tool/call", {"callId": f"c{m}", "name": f"bash{m}"})
+    log.tool_result(m + "\n\n" + format_spill_notice(len(js_utf8(m * 3)), str(tool), RETRIEVAL_HINT), f"c{m}")
+    log.tool_result("p\n\n" + format_spill_notice(3, str(sdir / f"gone{m}.txt"), RETRIEVAL_HINT), "c2")
+    p2, n2 = reference_parts(sdir / f"gone{m}", 9, conv)
+    p2["label"] = f"gone {m}"
+    log.reference(p2, n2)
+    log.raw(js_utf8(f"not json {m}"))
+    log.write()
+    # A second session dir and a stray entry named with markup.
+    other = root / f"session-{short.replace('/', '|')}"
+    other.mkdir(mode=0o700)
+    _write(other / f"x{short.replace('/', '|')}", b"x")
+    return Case(root, logs, good)

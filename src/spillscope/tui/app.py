@@ -16,9 +16,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
+from textual.notifications import SeverityLevel
 from textual.worker import get_current_worker
 
 from .._format import count
+from .._text import visible
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
 from ..inspect.watch import awatch_root
@@ -63,6 +65,12 @@ class SpillscopeApp(App[None]):
         self._rescan_scheduled = False
         self.loads = 0
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification is plain text (screens' too: they call this): ours quote
+        untrusted names, labels and errors, which must never be read as markup."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="main"):
@@ -79,7 +87,7 @@ class SpillscopeApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self.root_path
+        self.sub_title = visible(self.root_path, one_line=True)
         self.query_one(BrowseTree).focus()
         self.update_filter_state()
         self.rescan()
