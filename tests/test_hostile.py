@@ -10,8 +10,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -266,3 +268,75 @@ def test_things_named_like_logs_that_are_not_files(tmp_path):
     assert (str(a / "session.v3.jsonl"), "malformed-log") in got
     assert (str(b / "session.v3.jsonl"), "malformed-log") in got
     assert (str(c / "session.jsonl"), "malformed-log") in got
+
+
+# ---- class 6: an unreadable root or session dir is not an expired artifact --------------
+
+def _as_other_user(cmd: list[str]) -> list[str]:
+    """Run as ``nobody`` when we are root (the dirs stay root's, 0700); otherwise as we are
+    (the test then takes the permission away with chmod 000)."""
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("setpriv is needed to run a command as nobody")
+        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    return cmd
+
+
+@pytest.fixture
+def shared_base():
+    """A base dir that another user can traverse (pytest's tmp dirs are 0700)."""
+    base = Path(tempfile.mkdtemp(prefix="spillscope-hostile-"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        for d, _, _ in os.walk(base):
+            os.chmod(d, 0o755)
+        shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("where", ["root", "session-dir"])
+def test_unreadable_root_or_session_dir_is_unverified_not_expired(shared_base, where):
+    case = hostile.make_notices(shared_base / "c", 4)
+    log = hostile.Log(case.logs, "tools-session")
+    sdir = case.root / session_dir_name(hostile.TARGET)
+    log.tool_result("p\n\n" + format_spill_notice(3, str(sdir / "aaaaaaaaaaaa-bash.txt"), RETRIEVAL_HINT))
+    log.write()
+    for d, _, files in os.walk(shared_base / "c"):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o644)
+    blocked = case.root if where == "root" else sdir
+    blocked.chmod(0o700 if os.geteuid() == 0 else 0)
+    py = [sys.executable, "-m", "spillscope"]
+    proc = subprocess.run(_as_other_user([*py, "verify", str(case.root), "--logs", str(case.logs), "--json"]),
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    findings = json.loads(proc.stdout)["findings"]
+    assert proc.returncode == 1
+    codes = [f["code"] for f in findings]
+    assert "expired-locator" not in codes, findings
+    assert ("unreadable", str(blocked), None) in {(f["code"], f["path"], f["line"]) for f in findings}
+    per_notice = [f for f in findings if f["code"] == "unreadable" and f["locator"]]
+    assert len(per_notice) == 5 and all(f["line"] and "unverified" in f["detail"] for f in per_notice)
+    ls = subprocess.run(_as_other_user([*py, "ls", str(case.root)]), capture_output=True, text=True, timeout=120)
+    if where == "root":
+        assert ls.returncode == 2 and "cannot read the spill root" in ls.stderr and ls.stdout == ""
+    else:
+        assert ls.returncode == 0 and "unreadable" in ls.stdout
+
+
+def test_unreadable_logs_subdirectory_is_a_finding(shared_base):
+    root = shared_base / "root"
+    root.mkdir()
+    logs = shared_base / "logs"
+    hidden = logs / "--p--" / "s1"
+    hidden.mkdir(parents=True)
+    (hidden / "session.v3.jsonl").write_text('{"type":"session","version":3,"id":"s1"}\n')
+    for d in (shared_base, root, logs, logs / "--p--"):
+        d.chmod(0o755)
+    hidden.chmod(0o700 if os.geteuid() == 0 else 0)
+    proc = subprocess.run(_as_other_user([sys.executable, "-m", "spillscope", "verify", str(root), "--logs", str(logs), "--json"]),
+                          capture_output=True, text=True, timeout=120)
+    findings = json.loads(proc.stdout)["findings"]
+    assert [(f["code"], f["path"]) for f in findings] == [("unreadable", str(hidden))], findings

@@ -80,8 +80,20 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
 
 
+def _check_listable(root: str) -> None:
+    """An unreadable root is an I/O error (exit 2), not an empty listing of 0 sessions."""
+    try:
+        with os.scandir(root):
+            pass
+    except (FileNotFoundError, NotADirectoryError):
+        return  # reported as "not a directory" where the root is first used
+    except OSError as exc:
+        raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
+
+
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     now = time.time()
+    _check_listable(args.root)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         if not Path(args.root).is_dir():

@@ -199,8 +199,9 @@ class Reference:
         snap = e.snapshot or {}
         resolves = {"resolves": "✔ resolves", "expired": "✘ EXPIRED — the artifact is gone; the notice remains",
                     "unavailable": f"unavailable: {snap.get('reason')}", "intact": "intact: nothing omitted",
-                    "outside-root": "⚠ outside the inspected root", "invalid": "⚠ malformed notice"}[self.link.status]
-        cls = "bad" if self.link.status in ("expired", "invalid") else ""
+                    "outside-root": "⚠ outside the inspected root", "invalid": "⚠ malformed notice",
+                    "unverified": "⚠ UNVERIFIED — the root or session dir cannot be read"}[self.link.status]
+        cls = "bad" if self.link.status in ("expired", "invalid", "unverified") else ""
         right = (f"<b>Omission notice</b><table><tr><th>field</th><th>logged</th><th>recomputed</th></tr>{''.join(rows)}</table>"
                  f"<div>locator <code>{esc(snap.get('locator', '—'))}</code></div>"
                  f"<div>hint {esc(snap.get('retrievalHint', '—'))}</div><div class='{cls}'>{esc(resolves)}</div>"

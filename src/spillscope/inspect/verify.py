@@ -26,7 +26,7 @@ from .findings import SEVERITY_RANK, Finding, finding
 from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs
 from .scan import Artifact, ProgressFn, RootScan, scan_root
 
-LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid"]
+LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid", "unverified"]
 MAX_SAFE = 2**53 - 1
 
 
@@ -152,15 +152,16 @@ def inspect_root(
         for log in session_logs:
             for entry in log.references:
                 digests.want(entry, root, rebase, by_path)
+    blind = _Blind(scan)
     for log in session_logs:
         for entry in log.references:
-            link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests)
+            link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests, blind)
             references.append(link)
             findings.extend(link.findings)
             if link.artifact is not None:
                 named.add(link.artifact.path)
         for spill in log.tool_spills:
-            tlink = _link_tool_spill(spill, root, rebase, by_path)
+            tlink = _link_tool_spill(spill, root, rebase, by_path, blind)
             tool_links.append(tlink)
             findings.extend(tlink.findings)
             if tlink.artifact is not None:
@@ -256,6 +257,38 @@ def _digest(art: Artifact, keep: int, max_line_bytes: int, meter: _ByteMeter | N
         meter.end()
 
 
+class _Blind:
+    """Where the scan could not look: the root or a session dir it could not list (or an
+    entry it could not stat). A locator under one of them is *unverified* — its artifact
+    may well be there — never expired."""
+
+    def __init__(self, scan: RootScan) -> None:
+        self.root = scan.root
+        self.why = {f.path: f.detail for f in scan.findings
+                    if f.code == "unreadable" and f.path is not None and f.detail != "spill root does not exist"}
+
+    def at(self, path: str) -> tuple[str, str] | None:
+        """(the unreadable place at or above ``path``, why), or None."""
+        if not self.why:
+            return None
+        d = path
+        while len(d) >= len(self.root):
+            if d in self.why:
+                return d, self.why[d]
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        return None
+
+    def finding(self, where: dict[str, Any], locator: str, what: str, path: str) -> Finding | None:
+        hit = self.at(path)
+        if hit is None:
+            return None
+        return finding("unreadable", **where, locator=locator,
+                       detail=f"{what}: not checked, {hit[0]} cannot be read ({hit[1]}); unverified, not expired")
+
+
 class _Digests:
     """Each transcript is read once however many notices name it: with the largest
     ``keep`` any of them needs, and held only until the last of them is checked (8,000
@@ -336,7 +369,7 @@ def _validate_notice(entry: ReferenceEntry) -> list[str]:
 
 def _link_reference(
     entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
-    checks: dict[str, ArtifactCheck], check_content: bool, digests: _Digests,
+    checks: dict[str, ArtifactCheck], check_content: bool, digests: _Digests, blind: _Blind,
 ) -> ReferenceLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     stats = entry.stats or {}
@@ -362,6 +395,11 @@ def _link_reference(
         link.findings.append(finding("outside-root", **where, locator=locator, detail=why))
         return link
     art = by_path.get(path)
+    unread = blind.finding(where, locator, f"reference to {entry.session_id!r}", path) if art is None else None
+    if unread is not None:
+        link.status = "unverified"
+        link.findings.append(unread)
+        return link
     if art is None or not art.is_regular:
         link.status = "expired"
         link.findings.append(finding("expired-locator", **where, locator=locator,
@@ -404,7 +442,8 @@ def _link_reference(
     return link
 
 
-def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> ToolSpillLink:
+def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
+                     blind: _Blind) -> ToolSpillLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     path, why = resolve_locator(entry.locator, root, rebase)
     if path is None:
@@ -412,6 +451,9 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
         link.findings.append(finding("outside-root", **where, locator=entry.locator, detail=why))
         return link
     art = by_path.get(path)
+    unread = blind.finding(where, entry.locator, f"tool result {entry.call_id}", path) if art is None else None
+    if unread is not None:
+        return ToolSpillLink(entry, "unverified", findings=[unread])
     if art is None or not art.is_regular:
         link = ToolSpillLink(entry, "expired")
         link.findings.append(finding("expired-locator", **where, locator=entry.locator,

@@ -245,6 +245,7 @@ class SpillscopeApp(App[None]):
             if link.artifact is None:
                 self.notify("No artifact to open: " + {"expired": "the locator has expired (the artifact is gone)",
                                                         "unavailable": "the notice says no snapshot was saved",
+                                                        "unverified": "the root or session dir cannot be read",
                                                         "intact": "nothing was omitted, so nothing was saved"}.get(link.status, link.status),
                             severity="warning")
                 return
@@ -252,7 +253,8 @@ class SpillscopeApp(App[None]):
         elif data.kind == "tool-spill":
             art = data.obj.artifact
             if art is None:
-                self.notify("No artifact to open: the locator has expired", severity="warning")
+                self.notify("No artifact to open: " + ("the root or session dir cannot be read" if data.obj.status == "unverified"
+                                                        else "the locator has expired"), severity="warning")
                 return
         elif data.kind == "artifact":
             art = data.obj

@@ -254,6 +254,7 @@ def notice_renderable(link: ReferenceLink) -> RenderableType:
             "expired": ("✘ EXPIRED: the artifact is gone; the notice remains", "bold white on red"),
             "outside-root": ("⚠ the locator points outside this spill root", "bold yellow"),
             "invalid": ("⚠ the notice is malformed", "bold yellow"),
+            "unverified": ("⚠ UNVERIFIED: the root or session dir cannot be read; the artifact may be there", "bold yellow"),
         }.get(link.status, (link.status, ""))
         out.append(Text("\n" + status[0], style=status[1]))
     else:
