@@ -59,9 +59,17 @@ class RootState:
         seen: dict[str, tuple[int, int]] = {}
         try:
             with os.scandir(self.root) as top:
-                dirs = [e.path for e in top if SESSION_DIR.match(e.name) and e.is_dir(follow_symlinks=False)]
+                entries = [e for e in top if SESSION_DIR.match(e.name)]
         except OSError:
-            dirs = []
+            entries = []
+        dirs = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        for e in entries:
+            if e.is_symlink():  # named like a session dir: reported, never followed
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                seen[e.path] = (st.st_size, st.st_mtime_ns)
         for d in dirs:
             try:
                 with os.scandir(d) as it:
@@ -86,6 +94,9 @@ class RootState:
                 prefix = path + os.sep
                 for known in [p for p in self.files if p.startswith(prefix)]:
                     seen.setdefault(known, None)
+                if os.path.islink(path):
+                    seen[path] = None  # named like a session dir: reported, never followed
+                    continue
                 try:
                     with os.scandir(path) as it:
                         for e in it:
@@ -136,6 +147,15 @@ def _root_id(root: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
+def _session_dirs(root: str) -> list[str]:
+    """The root's session dirs, in name order; symlinks are not dirs here."""
+    try:
+        with os.scandir(root) as top:
+            return sorted(e.path for e in top if SESSION_DIR.match(e.name) and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
 def watch_root(
     root: str | os.PathLike[str],
     *,
@@ -150,6 +170,7 @@ def watch_root(
     stop = stop or threading.Event()
     state = RootState(os.fspath(root))
     first = state.rescan()
+    fresh: list[str] = []  # session dirs the next watch must settle once it is running
     if initial and first:
         yield first
     while not stop.is_set():
@@ -163,23 +184,38 @@ def watch_root(
                 return
             yield [ChangeEvent("root-restored", state.root, None, None)] + state.rescan()
             continue
+        # The root and each session dir, each watched alone: a recursive OS watch follows
+        # symlinks, so one named like an artifact and pointing at the root's parent sent
+        # it walking outside the root (and no event came back). A new or vanished
+        # session dir restarts the watch with the new list.
+        dirs = _session_dirs(state.root)
+        regrown = False
         try:
             for changes in watchfiles.watch(
-                state.root, stop_event=stop, rust_timeout=tick_ms, yield_on_timeout=True,
-                debounce=50, step=20, recursive=True, ignore_permission_denied=True,
+                state.root, *dirs, stop_event=stop, rust_timeout=tick_ms, yield_on_timeout=True,
+                debounce=50, step=20, recursive=False, ignore_permission_denied=True,
             ):
                 if _root_id(state.root) != ident:
                     break  # deleted (or replaced): settle it in the outer loop
+                if fresh:
+                    # Watching now: settle what was created in the dirs while it started.
+                    changes = {(watchfiles.Change.added, d) for d in fresh} | set(changes)
+                    fresh = []
                 if not changes:
                     continue
                 events = state.update({path for _, path in changes})
                 if events:
                     yield events
+                if any(os.path.dirname(path) == state.root for _, path in changes):
+                    now = _session_dirs(state.root)
+                    if now != dirs:
+                        fresh, regrown = [d for d in now if d not in dirs], True
+                        break
         except (OSError, RuntimeError):
             # The root vanished or changed under the OS watcher while it was starting:
             # settle it in the outer loop after a tick.
             stop.wait(tick_ms / 1000)
-        if _root_id(state.root) == ident and not stop.is_set():
+        if _root_id(state.root) == ident and not stop.is_set() and not regrown:
             # watchfiles ended without the root going away: resync and keep going.
             events = state.rescan()
             if events:
