@@ -357,3 +357,135 @@ def make_markup(base: Path) -> Case:
     other.mkdir(mode=0o700)
     _write(other / f"x{short.replace('/', '|')}", b"x")
     return Case(root, logs, good)
+
+
+# ---- the adversarial corpus's share: every class of issue #12, at sizes that show it ----
+
+#: (name, path, line or None, needs an unprivileged run)
+CorpusItem = tuple[str, str, "int | None", bool]
+
+
+def plant_corpus(root: Path, logs: Path, quick: bool) -> list[CorpusItem]:
+    """Plant every hostile class into an existing corpus root and logs dir; each item says
+    where its finding must point. Sizes are the issue's (smaller with ``quick``)."""
+    from spillscope.sessionlog import MAX_BAD_RUN
+
+    items: list[CorpusItem] = []
+    k = 10 if quick else 1
+
+    def session(sid: str) -> tuple[Log, Path]:
+        sdir = root / session_dir_name(sid)
+        sdir.mkdir(mode=0o700, exist_ok=True)
+        return Log(logs, sid), sdir
+
+    # Class 1: work that grows faster than the input — each also carries one wrong count.
+    log, sdir = session("hostile-many-messages")
+    conv = _messages(30000 // k)
+    body, _ = transcript(conv)
+    art = sdir / "000000000001-session-reference-1.txt"
+    _write(art, body)
+    preview, notice = reference_parts(art, len(body), conv)
+    notice["omittedMessages"] += 1
+    items.append(("many-short-messages", str(log.path), log.reference(preview, notice), False))
+    log.write()
+
+    log, sdir = session("hostile-one-artifact")
+    per = 2000
+    conv = _messages((8 << 20) // k // per, text="m{i} " + "x" * per)
+    body, _ = transcript(conv)
+    art = sdir / "000000000001-session-reference-1.txt"
+    _write(art, body)
+    preview, notice = reference_parts(art, len(body), conv)
+    for _ in range(8000 // k - 1):
+        log.reference(preview, notice)
+    bad = {**notice, "fullSnapshot": {**notice["fullSnapshot"], "bytes": len(body) + 1}}
+    items.append(("many-notices-naming-one-artifact", str(log.path), log.reference(preview, bad), False))
+    log.write()
+
+    log, sdir = session("hostile-lookalikes")
+    log.tool_result("head" + LOOKALIKE * (64000 // k) + ")", "c1")
+    text = "head" + LOOKALIKE_BAD_COUNT * (64000 // k) + "\n\n" + format_spill_notice(4, str(sdir / "eeeeeeeeeeee-bash.txt"), RETRIEVAL_HINT)
+    items.append(("notice-lookalikes", str(log.path), log.tool_result(text, "c2"), False))
+    log.write()
+
+    log, sdir = session("hostile-huge-preview")
+    conv = _messages(3000)
+    body, _ = transcript(conv)
+    art = sdir / "000000000001-session-reference-1.txt"
+    _write(art, body)
+    big = {"role": "user", "text": "P" * ((60 << 20) // k) + "\n[… omitted 7 UTF-8 bytes …]"}
+    items.append(("huge-preview-message", str(log.path), log.reference(*reference_parts(art, len(body), conv, [big, conv[-1]])), False))
+    log.write()
+
+    bomb = zstd_bomb(logs, (1 << 30) // (16 if quick else 1), "hostile-zstd-bomb")
+    items.append(("zstd-bomb-of-empty-lines", str(bomb), MAX_BAD_RUN + 1, False))
+
+    # Class 5: logs that are not what they seem.
+    import zstandard
+
+    log = Log(logs, "hostile-zstd-cut", name="session.v3.jsonl.zstd")
+    for i in range(2000):
+        log.row("assistant/message", {"turn": i, "message": {"role": "assistant", "content": [{"type": "text", "text": f"{i:x}" * 30}]}})
+    data = zstandard.ZstdCompressor(write_checksum=True).compress(b"".join(l + b"\n" for l in log.lines))
+    log.path.write_bytes(data[: len(data) * 2 // 3])
+    items.append(("zstd-log-cut-off", str(log.path), None, False))
+    for name, make in (("directory-named-like-a-log", os.mkdir), ("fifo-named-like-a-log", os.mkfifo),
+                       ("symlink-named-like-a-log", lambda p: os.symlink("/etc/passwd", p))):
+        d = logs / "--hostile--" / name
+        d.mkdir(parents=True)
+        make(str(d / "session.v3.jsonl"))
+        items.append((name, str(d / "session.v3.jsonl"), None, False))
+    hidden = logs / "--hostile--" / "unreadable-subdir"
+    hidden.mkdir(parents=True)
+    (hidden / "session.v3.jsonl").write_bytes(b'{"type":"session","version":3,"id":"hidden"}\n')
+    hidden.chmod(0)
+    items.append(("unreadable-logs-subdirectory", str(hidden), None, True))
+
+    # Class 2: deep JSON everywhere a parser meets it.
+    log, sdir = session("hostile-deep")
+    depth = 100_000
+    items.append(("deep-json-log-line", str(log.path), log.raw(js_utf8('{"type":"x","seq":1,"data":' + deep(depth) + "}")), False))
+    conv = _messages(3)
+    body, _ = transcript(conv)
+    good = sdir / "000000000001-session-reference-1.txt"
+    _write(good, body)
+    preview, notice = reference_parts(good, len(body), conv)
+    text = render_reference_text([preview], [notice])
+    source = {"kind": "session-reference", "form": "recall", "version": 1, "references": []}
+    for name, t in (("deep-json-preview", text.replace('"conversation":', '"deep":' + deep(depth) + ',"conversation":', 1)),
+                    ("deep-json-notice", text.replace('"omittedMessages":', '"deep":' + deep(depth) + ',"omittedMessages":', 1))):
+        line = log.row("user/message", {"source": source, "content": [{"type": "text", "text": t}], "role": "user", "id": "r"})
+        items.append((name, str(log.path), line, False))
+    log.reference(preview, notice)
+    meta = sdir / "000000000002-session-reference-2.txt"
+    _write(meta, body.replace(b'  "cwd": "/w",', b'  "cwd": ' + deep(depth).encode() + b",", 1))
+    items.append(("deep-json-metadata", str(meta), None, False))
+    frag = sdir / "000000000003-session-reference-3.txt"
+    _write(frag, body.replace(b'"short message 1"', deep(depth).encode(), 1))
+    items.append(("deep-json-fragment", str(frag), None, False))
+    log.write()
+
+    # Class 3/4: names that would forge a row or be read as markup; class 7: a symlink
+    # to the root's parent named like an artifact.
+    log, sdir = session("hostile-names")
+    forged = sdir / "aaaaaaaaaaaa-bash\nFORGED  tool-output  1 B  passwd\r\x1b[2K.txt"
+    _write(forged, b"x")
+    items.append(("newline-in-a-file-name", str(forged), None, False))
+    marked = sdir / "bbbbbbbbbbbb-[/][bold[@click=app.quit]x.txt"
+    _write(marked, b"x")
+    items.append(("markup-in-a-file-name", str(marked), None, False))
+    link = sdir / "cccccccccccc-bash.txt"
+    os.symlink(root.parent, link)
+    items.append(("symlink-to-the-roots-parent", str(link), None, False))
+    log.write()
+
+    # Class 6: a session dir that cannot be read: its notices are unverified, not expired.
+    log, sdir = session("hostile-unreadable-dir")
+    conv = _messages(3)
+    body, _ = transcript(conv)
+    art = sdir / "000000000001-session-reference-1.txt"
+    _write(art, body)
+    items.append(("notice-into-an-unreadable-session-dir", str(log.path), log.reference(*reference_parts(art, len(body), conv)), True))
+    log.write()
+    sdir.chmod(0)
+    return items

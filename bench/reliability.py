@@ -70,7 +70,7 @@ def run_cli(args: list[str], timeout: float = 120) -> subprocess.CompletedProces
 def corpus_section(tmp: Path, quick: bool) -> Section:
     sec = Section("Adversarial corpus")
     print(f"\n== {sec.title} ==")
-    root, logs, items = build(tmp / "corpus", huge_line_bytes=(64 << 20) if quick else (2 << 30))
+    root, logs, items = build(tmp / "corpus", huge_line_bytes=(64 << 20) if quick else (2 << 30), quick=quick)
     t = time.perf_counter()
     proc = run_cli(["verify", str(root), "--logs", str(logs), "--json"])
     elapsed = time.perf_counter() - t
