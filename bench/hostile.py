@@ -471,7 +471,7 @@ def plant_corpus(root: Path, logs: Path, quick: bool) -> list[CorpusItem]:
     forged = sdir / "aaaaaaaaaaaa-bash\nFORGED  tool-output  1 B  passwd\r\x1b[2K.txt"
     _write(forged, b"x")
     items.append(("newline-in-a-file-name", str(forged), None, False))
-    marked = sdir / "bbbbbbbbbbbb-[/][bold[@click=app.quit]x.txt"
+    marked = sdir / "bbbbbbbbbbbb-[]][bold[@click=app.quit]x[\\]$accent.txt"  # a name cannot hold '/'
     _write(marked, b"x")
     items.append(("markup-in-a-file-name", str(marked), None, False))
     link = sdir / "cccccccccccc-bash.txt"
