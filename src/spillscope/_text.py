@@ -102,7 +102,7 @@ def tag_safe_json(value: Any) -> str:
     return js_stringify(value).replace("<", "\\u003c")
 
 
-def loads_exact(data: bytes | str) -> Any:
+def loads_exact(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON keeping lone surrogates: orjson on the fast path, stdlib where it refuses.
 
     Strings that came back through the fallback are normalised so that two escaped
@@ -117,7 +117,7 @@ def loads_exact(data: bytes | str) -> Any:
         first = exc
     if _too_deep(first):
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    text = str(data, "utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
     # What orjson refused for another reason (a lone surrogate) may still be nested up to
     # its limit: give the recursive stdlib parser room for that many levels, no more.
     limit = sys.getrecursionlimit()

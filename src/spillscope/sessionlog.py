@@ -250,9 +250,11 @@ def iter_log(
                 yield LogLineError(name, line, "torn last line (no final newline)"
                                    + (f"; zstd stream is not whole: {broken}" if broken is not None else ""))
                 return
-            body = raw[:-1]
+            # A view, not a copy: a line can be 64 MB, and each fresh buffer that big costs
+            # its page faults again (big allocations are never reused by malloc).
+            body = memoryview(raw)[:-1]
             error = None
-            if not body.strip():
+            if not body or raw.isspace():
                 error = "empty line"
             else:
                 try:

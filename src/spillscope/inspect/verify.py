@@ -480,8 +480,13 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.
             n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b), len(head_b))
-            first = os.pread(fd, n_head, 0)
-            last = os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b""
+            if n_head + n_tail >= art.size:
+                # The ends overlap: one read, two views (not two reads of most of the file).
+                whole = memoryview(os.pread(fd, art.size, 0))
+                first, last = whole[:n_head], whole[max(0, art.size - n_tail):] if n_tail else whole[:0]
+            else:
+                first = memoryview(os.pread(fd, n_head, 0))
+                last = memoryview(os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b"")
         finally:
             os.close(fd)
     except OSError as exc:
@@ -498,5 +503,5 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
     return link
 
 
-def _is_head_tail(kept: bytes, first: bytes, last: bytes) -> bool:
+def _is_head_tail(kept: bytes, first: bytes | memoryview, last: bytes | memoryview) -> bool:
     return common_prefix(kept, first) + common_suffix(kept, last) >= len(kept)

@@ -44,24 +44,44 @@ class Recomputed:
     sources: tuple[int | None, ...]
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
+_BLOCK = 1 << 16
+
+
+def common_prefix(a: bytes | memoryview, b: bytes | memoryview) -> int:
+    """Length of the longest common prefix: whole blocks compared at C speed until one
+    differs, then a binary search inside that block (linear; a binary search over the
+    whole length re-compares halves of it log n times)."""
     n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:  # binary search on slice equality: C-speed comparisons
+    if a[:n] == b[:n]:
+        return n
+    at = 0
+    while a[at : at + _BLOCK] == b[at : at + _BLOCK]:
+        at += _BLOCK
+    lo, hi = at, min(n, at + _BLOCK)
+    while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[at:mid] == b[at:mid]:
             lo = mid
         else:
             hi = mid - 1
     return lo
 
 
-def common_suffix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n
+def common_suffix(a: bytes | memoryview, b: bytes | memoryview) -> int:
+    """Length of the longest common suffix (the same, block by block from the ends)."""
+    n, la, lb = min(len(a), len(b)), len(a), len(b)
+    if a[la - n :] == b[lb - n :]:
+        return n
+    k = 0  # the last k bytes are known common
+    while True:
+        step = min(_BLOCK, n - k)
+        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+            break
+        k += step
+    lo, hi = k, k + step
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
+        if a[la - mid : la - k] == b[lb - mid : lb - k]:
             lo = mid
         else:
             hi = mid - 1
