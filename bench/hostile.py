@@ -133,7 +133,8 @@ def make_fragments(base: Path, n: int) -> Case:
     """One message of ``n`` fragment lines (64 code points each)."""
     root, logs, sdir = _dirs(base)
     log = Log(logs)
-    conv = [{"role": "user", "text": "q"}, {"role": "assistant", "text": ("frag 界😀 " * 8)[:64] * n}]
+    conv = [{"role": "user", "text": "q"}, {"role": "assistant", "text": ("frag 界😀 " * 8)[:64] * n},
+            {"role": "user", "text": "the newest message, kept in the preview"}]
     art = plant_reference(log, sdir, "000000000001-session-reference-1.txt", conv)
     log.write()
     return Case(root, logs, art)
@@ -273,7 +274,7 @@ def make_nesting(base: Path, n: int, lines: int = 1000) -> Case:
 DIMENSIONS: dict[str, tuple[Callable[[Path, int], Case], int, str]] = {
     # name: (generator, n at which verify takes >= ~0.2 s here, unit of n)
     "messages per transcript": (make_messages, 30000, "messages"),
-    "fragments per message": (make_fragments, 150000, "fragment lines"),
+    "fragments per message": (make_fragments, 400000, "fragment lines"),
     "notices per log": (make_notices, 1500, "notices"),
     "notices naming one artifact": (make_one_artifact, 2000, "notices"),
     "log lines": (make_log_lines, 80000, "rows"),
