@@ -178,14 +178,15 @@ def make_log_lines(base: Path, n: int) -> Case:
     return Case(root, logs)
 
 
-def make_line_length(base: Path, n: int) -> Case:
-    """One tool result of ``n`` KiB ending in a spill notice (a long log line)."""
+def make_line_length(base: Path, n: int, lines: int = 3) -> Case:
+    """``lines`` tool results of ``n`` KiB each ending in a spill notice (long log lines)."""
     root, logs, sdir = _dirs(base)
     log = Log(logs)
-    path = sdir / "000000000001-bash.txt"
     preview = ("line of tool output 界\n" * (n * 1024 // 25 + 1))[: n * 1024]
-    _write(path, js_utf8(preview) + b"rest")
-    log.tool_result(preview + "\n\n" + format_spill_notice(4, str(path), RETRIEVAL_HINT))
+    for i in range(lines):
+        path = sdir / f"{i:012x}-bash.txt"
+        _write(path, js_utf8(preview) + b"rest")
+        log.tool_result(preview + "\n\n" + format_spill_notice(4, str(path), RETRIEVAL_HINT), f"c{i}")
     log.write()
     return Case(root, logs)
 
@@ -245,7 +246,7 @@ def deep(depth: int, inner: str = "1") -> str:
     return "[" * depth + inner + "]" * depth
 
 
-def make_nesting(base: Path, n: int, lines: int = 1000) -> Case:
+def make_nesting(base: Path, n: int, lines: int = 3000) -> Case:
     """JSON nested ``n`` levels deep in every place a parser meets it: ``lines`` log lines,
     a preview, a notice, and a transcript's metadata block and fragment."""
     root, logs, sdir = _dirs(base)
@@ -280,10 +281,10 @@ DIMENSIONS: dict[str, tuple[Callable[[Path, int], Case], int, str]] = {
     "log lines": (make_log_lines, 80000, "rows"),
     "log line length": (make_line_length, 6000, "KiB"),  # 10n stays under the 64 MiB line limit
     "look-alike markers per tool result": (make_lookalikes, 64000, "markers"),
-    "preview length": (make_preview_length, 2048, "KiB"),
+    "preview length": (make_preview_length, 6144, "KiB"),
     "artifacts per root": (make_artifacts, 20000, "artifacts"),
     "session dirs per root": (make_session_dirs, 8000, "dirs"),
-    "JSON nesting": (make_nesting, 20000, "levels"),  # in 1,000 log lines and 4 other places
+    "JSON nesting": (make_nesting, 20000, "levels"),  # in 3,000 log lines and 4 other places
 }
 
 
