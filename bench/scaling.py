@@ -98,7 +98,11 @@ def main() -> int:
              for d, c, n, a, b, r in rows}
     if args.only and args.write is not None and args.write.exists():
         # A partial run updates its rows of the recorded table and keeps the others.
-        kept = [line for line in args.write.read_text().splitlines() if line.startswith("| ") and "` |" in line]
+        text = args.write.read_text()
+        at = text.find("## Scaling\n")
+        end = text.find("\n## ", at + 1) if at >= 0 else -1
+        section = text[at:end] if at >= 0 and end >= 0 else text[at:] if at >= 0 else ""
+        kept = [line for line in section.splitlines() if line.startswith("| ") and "` |" in line]
         merged = [fresh.pop(line[: line.index("` |") + 3], line) for line in kept]
         table += merged + list(fresh.values())
         ok = all(float(line.rsplit("|", 2)[1]) <= 12 for line in table[2:])
