@@ -22,7 +22,7 @@ class GrepError(Exception):
 
 
 def _mark(hit: SearchHit, color: bool) -> str:
-    before, match, after = visible(hit.before), visible(hit.match), visible(hit.after)
+    before, match, after = visible(hit.before, one_line=True), visible(hit.match, one_line=True), visible(hit.after, one_line=True)
     # Tabs and newlines would break the one-line context.
     before, match, after = (t.replace("\n", "↵").replace("\t", "→") for t in (before, match, after))
     if color:
@@ -53,13 +53,13 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
         if isinstance(ev, Finding):
             where = ev.path or ev.locator or ""
             line = f":{ev.line}" if ev.line is not None else ""
-            err.write(f"spillscope grep: {ev.code}: {visible(where)}{line}: {visible(ev.detail)}\n")
+            err.write(f"spillscope grep: {ev.code}: {visible(where, one_line=True)}{line}: {visible(ev.detail, one_line=True)}\n")
             continue
         hits += 1
         if as_json:
             out.write(ascii_json(ev.to_json()))
             out.write("\n")
         else:
-            out.write(visible(_where(ev)) + "\n    " + _mark(ev, color) + "\n")
+            out.write(visible(_where(ev), one_line=True) + "\n    " + _mark(ev, color) + "\n")
     out.flush()
     return 0 if hits else 1

@@ -272,16 +272,16 @@ def write_human(result: PruneResult, out: TextIO) -> None:
     verb = ("deleted", "removed", "freed") if result.applied else ("would delete", "would remove", "would be freed")
 
     def rel(path: str) -> str:
-        return visible(os.path.relpath(path, root))
+        return visible(os.path.relpath(path, root), one_line=True)
 
     head = "deleting" if result.applied else "dry run, nothing deleted (--apply deletes)"
-    out.write(f"prune {visible(root)}: {head}\n")
+    out.write(f"prune {visible(root, one_line=True)}: {head}\n")
     out.write(f"  files older than {human_age(result.older_than)}: mtime before {_iso(report.cutoff_ms)}\n")
     if result.active is not None:
         out.write(f"  keeping what {count(len(result.active.logs), 'session log')} written within "
-                  f"{human_age(result.keep_active or 0)} name ({visible(result.logs or '')})\n")
+                  f"{human_age(result.keep_active or 0)} name ({visible(result.logs or '', one_line=True)})\n")
         for ignored in result.active.ignored:
-            out.write(f"  ignored log {visible(ignored)}\n")
+            out.write(f"  ignored log {visible(ignored, one_line=True)}\n")
     lines = []
     for r in report.files():
         lines.append(f"{verb[0]:<13} {human_size(r.bytes):>10} {human_age((result.now_ns - (r.mtime_ns or 0)) / 1e9):>5}  {rel(r.path)}\n")
@@ -290,11 +290,11 @@ def write_human(result: PruneResult, out: TextIO) -> None:
             lines.append(f"{verb[1]:<13} {'':>10} {'':>5}  {rel(r.path)}/  (empty {r.kind.replace('-', ' ')})\n")
     for k in report.kept:
         lines.append(f"{'kept':<13} {human_size(k.bytes):>10} {human_age((result.now_ns - k.mtime_ns) / 1e9):>5}  "
-                     f"{rel(k.path)}  (named by {visible(k.reason)})\n")
+                     f"{rel(k.path)}  (named by {visible(k.reason, one_line=True)})\n")
     for s in report.skipped:
         lines.append(f"{'skipped':<13} {'':>10} {'':>5}  {rel(s.path)}  ({s.reason})\n")
     for e in report.errors:
-        lines.append(f"{'error':<13} {visible(e)}\n")
+        lines.append(f"{'error':<13} {visible(e, one_line=True)}\n")
     if lines:
         out.write("\n" + "".join(lines))
     kept = f"; {count(len(report.kept), 'expired file')} kept (named by an active session log)" if report.kept else ""

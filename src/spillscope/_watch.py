@@ -44,8 +44,8 @@ def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: Text
                 if as_json:
                     out.write(json.dumps(ev.to_json(), ensure_ascii=True) + "\n")
                 else:
-                    detail = f"  ({visible(ev.detail)})" if ev.detail else ""
-                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path)}{detail}\n")
+                    detail = f"  ({visible(ev.detail, one_line=True)})" if ev.detail else ""
+                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path, one_line=True)}{detail}\n")
             out.flush()
     finally:
         stop.set()
