@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import hostile
-from spillscope._text import js_stringify, js_utf8
+from spillscope.util.text import js_stringify, js_utf8
 from spillscope.reference.message import render_reference_text
-from spillscope.reference.transcript import render_transcript
+from spillscope.formats.transcript import render_transcript
 from spillscope.spill.naming import encode_segment, session_dir_name
 from spillscope.spill.policy import format_spill_notice
 from spillscope.spill.types import RETRIEVAL_HINT

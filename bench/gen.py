@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from spillscope._text import js_json_string, js_utf8
-from spillscope.reference.transcript import render_transcript
+from spillscope.util.text import js_json_string, js_utf8
+from spillscope.formats.transcript import render_transcript
 
 UNIT = "The spill store keeps 界 and 😀 out of context; line\n"  # mixed widths, a newline
 

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gen import write_transcript  # noqa: E402
 
-from spillscope._text import code_point_slices, js_json_string, js_utf8  # noqa: E402
+from spillscope.util.text import code_point_slices, js_json_string, js_utf8  # noqa: E402
 
 RARE = "the rare phrase that crosses a fragment line"
 
@@ -79,7 +79,7 @@ def main() -> int:
                  f"peak RSS {max(r[1] for r in runs) / 1024:.0f} MB, exit {runs[0][2]}")
 
         from spillscope.inspect.search import Pattern, search_message_region
-        from spillscope.reference.transcript import TranscriptIndex
+        from spillscope.formats.transcript import TranscriptIndex
 
         for f in files:  # the root is done with: make room for one big message
             f.unlink()

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from spillscope._text import js_stringify, js_utf8
+from spillscope.util.text import js_stringify, js_utf8
 from spillscope.reference.message import render_reference_text
-from spillscope.reference.transcript import render_transcript
+from spillscope.formats.transcript import render_transcript
 from spillscope.spill.naming import encode_segment, session_dir_name
 from spillscope.spill.policy import format_spill_notice
 from spillscope.spill.types import RETRIEVAL_HINT
@@ -370,7 +370,7 @@ CorpusItem = tuple[str, str, "int | None", bool]
 def plant_corpus(root: Path, logs: Path, quick: bool) -> list[CorpusItem]:
     """Plant every hostile class into an existing corpus root and logs dir; each item says
     where its finding must point. Sizes are the issue's (smaller with ``quick``)."""
-    from spillscope.sessionlog import MAX_BAD_RUN
+    from spillscope.formats.sessionlog import MAX_BAD_RUN
 
     items: list[CorpusItem] = []
     k = 10 if quick else 1

@@ -118,8 +118,8 @@ def corpus_section(tmp: Path, quick: bool) -> Section:
 
 
 async def _tui_corpus(root: str, logs: str) -> None:
-    from spillscope.tui.app import SpillscopeApp
-    from spillscope.tui.screens import Goto, ReaderScreen
+    from spillscope.frontends.tui.app import SpillscopeApp
+    from spillscope.frontends.tui.screens import Goto, ReaderScreen
 
     app = SpillscopeApp(root, logs, watch=False)
     opened = total = 0
@@ -379,7 +379,7 @@ def churn_section(tmp: Path, quick: bool) -> Section:
 
 
 async def _tui_churn(root: str, total: int) -> None:
-    from spillscope.tui.app import SpillscopeApp
+    from spillscope.frontends.tui.app import SpillscopeApp
 
     app = SpillscopeApp(root, None)
     rootp = Path(root)
@@ -432,7 +432,7 @@ def hook(event, args):
             if isinstance(flags, int) and not flags & os.O_NOFOLLOW and not os.path.isdir(full):
                 follows.append(full)
 sys.addaudithook(hook)
-from spillscope.cli import main
+from spillscope.frontends.cli.main import main
 import io, contextlib
 for argv in [["ls", sys.argv[1], "--logs", sys.argv[2], "--json"], ["verify", sys.argv[1], "--logs", sys.argv[2], "--json"]] + \
             [["cat", p, "--json"] for p in sys.argv[3:]]:

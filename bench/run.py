@@ -57,8 +57,8 @@ def report(name: str, seconds: float, baseline: float, size: int | None = None, 
 
 
 def bench_transcript(tmp: Path, size: int) -> None:
-    from spillscope.cli import cmd_cat
-    from spillscope.reference.transcript import TranscriptIndex, read_transcript
+    from spillscope.frontends.cli.main import cmd_cat
+    from spillscope.formats.transcript import TranscriptIndex, read_transcript
 
     path = tmp / "big-session-reference-1.txt"
     n = write_transcript(path, size)
@@ -131,13 +131,13 @@ def bench_verify_rss(tmp: Path, total: int) -> None:
         write_transcript(sdir / f"{i:012x}-session-reference-{i + 1}.txt", total // parts)
     size = sum(p.stat().st_size for p in sdir.iterdir())
     print(f"\n== verify over {size / 1e9:.2f} GB of transcripts ==")
-    code = ("import sys; from spillscope.cli import main; rc=main(['verify', sys.argv[1], '--json']);"
+    code = ("import sys; from spillscope.frontends.cli.main import main; rc=main(['verify', sys.argv[1], '--json']);"
             "print(" + HWM + ", file=sys.stderr)")
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True)
     elapsed = time.perf_counter() - t
     rss_mb = int(proc.stderr.strip().splitlines()[-1]) / 1024
-    base = timed(lambda: subprocess.run([sys.executable, "-c", "import spillscope.cli"], check=True))
+    base = timed(lambda: subprocess.run([sys.executable, "-c", "import spillscope.frontends.cli.main"], check=True))
     print(f"{'verify (subprocess)':<44} {elapsed:8.3f} s  {size / elapsed / 1e6:8.1f} MB/s   exit {proc.returncode}")
     print(f"{'peak RSS of verify':<44} {rss_mb:8.1f} MB   (interpreter start-up alone: {base:.2f} s)  "
           f"target < 200 MB: {'PASS' if rss_mb < 200 else 'FAIL'}")
@@ -146,9 +146,9 @@ def bench_verify_rss(tmp: Path, total: int) -> None:
 
 TTFS = r'''
 import asyncio, sys, time
-from spillscope.tui.app import SpillscopeApp
-from spillscope.tui.screens import ReaderScreen
-from spillscope.tui.textview import TextView
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.frontends.tui.screens import ReaderScreen
+from spillscope.frontends.tui.textview import TextView
 
 async def main(root):
     app = SpillscopeApp(root, None, watch=False)
@@ -214,7 +214,7 @@ def bench_ttfs(tmp: Path, big: int) -> None:
 
 LATENCY = r'''
 import asyncio, os, statistics, sys, time
-from spillscope.tui.app import SpillscopeApp
+from spillscope.frontends.tui.app import SpillscopeApp
 
 async def main(root):
     app = SpillscopeApp(root, None)

@@ -87,7 +87,7 @@ def bench_ls(client, dirs: int) -> None:
 
 
 def bench_cat(client, tmp: Path, size: int) -> None:
-    from spillscope.cli import cmd_cat
+    from spillscope.frontends.cli.main import cmd_cat
 
     path = tmp / "big-session-reference-1.txt"
     n = write_transcript(path, size)

@@ -62,7 +62,7 @@ while True:
 
 TUI = r'''
 import asyncio, os, sys, time
-from spillscope.tui.app import SpillscopeApp
+from spillscope.frontends.tui.app import SpillscopeApp
 
 async def main(root, samples):
     app = SpillscopeApp(root, None)

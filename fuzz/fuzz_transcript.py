@@ -11,7 +11,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from spillscope.reference.transcript import TranscriptError, read_transcript
+    from spillscope.formats.transcript import TranscriptError, read_transcript
 
 
 def TestOneInput(data: bytes) -> None:

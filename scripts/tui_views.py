@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Awaitable, Callable
 
-from spillscope.demo import Demo, write_demo
-from spillscope.tui.app import SpillscopeApp
+from spillscope.frontends.demo import Demo, write_demo
+from spillscope.frontends.tui.app import SpillscopeApp
 
 DEMO_DIR = Path("/tmp/spillscope-snapshots/demo")
 #: The sizes the snapshot tests check every main view at: a small terminal, a common
@@ -70,7 +70,7 @@ async def expired_view(pilot) -> None:
 
 
 async def reader_search_view(pilot) -> None:
-    from spillscope.tui.screens import ReaderScreen
+    from spillscope.frontends.tui.screens import ReaderScreen
 
     await reference_view(pilot)
     await pilot.press("enter")

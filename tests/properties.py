@@ -13,10 +13,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from spillscope._text import js_utf8
+from spillscope.util.text import js_utf8
 from spillscope.reference.check import check_notice
-from spillscope.reference.transcript import Transcript, TranscriptError, read_transcript, render_transcript
-from spillscope.sessionlog import LogLineError, LogRow, iter_log
+from spillscope.formats.transcript import Transcript, TranscriptError, read_transcript, render_transcript
+from spillscope.formats.sessionlog import LogLineError, LogRow, iter_log
 
 VALID = js_utf8(render_transcript({
     "sessionId": "s", "label": "L", "cwd": None, "capturedThroughSeq": 2,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from spillscope._format import human_size
-from spillscope.demo import write_demo
+from spillscope.frontends.format import human_size
+from spillscope.frontends.demo import write_demo
 
 from conftest import UPSTREAM
 
@@ -162,7 +162,7 @@ def test_cat_of_a_tool_output_named_like_a_transcript(tmp_path):
 
 
 def test_cat_json_is_one_document_wherever_a_transcript_is_cut(manifest, tmp_path, capsys):
-    from spillscope.cli import main
+    from spillscope.frontends.cli.main import main
 
     art = next(a for a in manifest["artifacts"] if a["path"].endswith("e2b3ab57cf98-session-reference-1.txt"))
     body = (UPSTREAM / "spill-root" / art["path"]).read_bytes()

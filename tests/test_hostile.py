@@ -22,11 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import hostile  # noqa: E402
 
-from spillscope._text import loads_exact, visible  # noqa: E402
+from spillscope.util.text import loads_exact, visible  # noqa: E402
 from spillscope.inspect.verify import inspect_root  # noqa: E402
 from spillscope.reference import check as check_module  # noqa: E402
-from spillscope.reference.transcript import Fragment, MessageEnd, iter_transcript  # noqa: E402
-from spillscope.sessionlog import MAX_BAD_RUN, iter_log  # noqa: E402
+from spillscope.formats.transcript import Fragment, MessageEnd, iter_transcript  # noqa: E402
+from spillscope.formats.sessionlog import MAX_BAD_RUN, iter_log  # noqa: E402
 from spillscope.spill.naming import session_dir_name  # noqa: E402
 from spillscope.spill.policy import format_spill_notice, parse_spill_notice  # noqa: E402
 from spillscope.spill.types import RETRIEVAL_HINT  # noqa: E402

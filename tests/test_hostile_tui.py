@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import hostile  # noqa: E402
 
-from spillscope.tui.app import SpillscopeApp  # noqa: E402
-from spillscope.tui.screens import ReaderScreen  # noqa: E402
+from spillscope.frontends.tui.app import SpillscopeApp  # noqa: E402
+from spillscope.frontends.tui.screens import ReaderScreen  # noqa: E402
 
 
 async def test_markup_everywhere_is_shown_never_read(tmp_path, monkeypatch):

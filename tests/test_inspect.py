@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spillscope.demo import write_demo
+from spillscope.frontends.demo import write_demo
 from spillscope.inspect import inspect_root, resolve_locator, scan_root
 from spillscope.inspect.findings import CODES
 from spillscope.spill.naming import session_dir_name
@@ -325,7 +325,7 @@ def test_names_match_whole_not_before_a_trailing_newline(tmp_path):
     """Python's `$` also matches before a final newline; a name ending in one is not the
     name without it (JavaScript's `$`, and the file system, see a different name)."""
     from spillscope.inspect.scan import SESSION_DIR, classify_name
-    from spillscope.sessionlog import LOG_PATTERN
+    from spillscope.formats.sessionlog import LOG_PATTERN
 
     assert classify_name("0123456789ab-bash.txt") == ("bash.txt", "tool-output")
     assert classify_name("0123456789ab-bash.txt\n") == (None, "unknown")

@@ -20,9 +20,9 @@ from spillscope.inspect import inspect_root
 from spillscope.inspect.replay import match_normalized
 from spillscope.inspect.scan import scan_root
 from spillscope.reference.preparation import CaptureSource, prepare
-from spillscope.sessionlog import SessionCapture, SessionHeader
+from spillscope.formats.sessionlog import SessionCapture, SessionHeader
 from spillscope.spill import LocalSpillStore, Locator, SaveTextSpill, SpillPolicy, SpillRef, SpillStore
-from spillscope.spill.locators import is_windows_path, rebase_locator, spill_root_of
+from spillscope.formats.locators import is_windows_path, rebase_locator, spill_root_of
 from spillscope.spill.replay import normalized_name, scrub_locators, snapshot_spill_paths
 
 WINROOT = "C:\\Users\\me\\AppData\\Local\\Temp\\dsh-spill-AbC123"

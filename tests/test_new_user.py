@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from spillscope.demo import write_demo
+from spillscope.frontends.demo import write_demo
 
 EXE = [sys.executable, "-m", "spillscope"]
 
@@ -207,7 +207,7 @@ def test_notebook_objects_say_what_is_wrong(demo):
 
 
 def test_the_users_demo_dir_is_out_of_the_tests_reach(_private_temp_dir):
-    from spillscope.demo import default_demo_dir
+    from spillscope.frontends.demo import default_demo_dir
 
     assert default_demo_dir().parent == _private_temp_dir
     proc = subprocess.run([*EXE, "demo", "--no-tui"], capture_output=True, text=True, timeout=120)

@@ -9,10 +9,10 @@ import nbformat
 from nbclient import NotebookClient
 
 import spillscope
-from spillscope._text import js_utf8
-from spillscope.demo import write_demo
-from spillscope.notebook import esc
-from spillscope.reference.transcript import render_transcript
+from spillscope.util.text import js_utf8
+from spillscope.frontends.demo import write_demo
+from spillscope.frontends.notebook import esc
+from spillscope.formats.transcript import render_transcript
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "inspect.ipynb"
 
@@ -22,7 +22,7 @@ def html_outputs(cell) -> str:
 
 
 def test_example_notebook_executes_and_renders(tmp_path, monkeypatch):
-    from spillscope.demo import default_demo_dir
+    from spillscope.frontends.demo import default_demo_dir
 
     # The kernel's temp dir is this test's: the notebook's demo lands (and is removed) here,
     # and the user's own `spillscope demo` dir is never touched.

@@ -23,12 +23,12 @@ def test_every_export_is_the_object_its_module_defines(name):
         for export in names:
             value = getattr(pkg, export)
             assert not isinstance(value, types.ModuleType), export
-            assert value is getattr(importlib.import_module(f"{name}.{module}"), export)
+            assert value is getattr(importlib.import_module(module if module.startswith(".") else f".{module}", name), export)
     with pytest.raises(AttributeError):
         pkg.no_such_name  # noqa: B018
 
 
 def test_cli_does_not_import_what_ls_does_not_need():
-    code = "import sys, spillscope.cli; print(sorted(m for m in ('asyncio', 'textual', 'zstandard', 'watchfiles', 'spillscope.reference.transcript') if m in sys.modules))"
+    code = "import sys, spillscope.frontends.cli.main; print(sorted(m for m in ('asyncio', 'textual', 'zstandard', 'watchfiles', 'spillscope.formats.transcript') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from spillscope._text import js_utf8
+from spillscope.util.text import js_utf8
 from spillscope.reference.check import retention_splits, seen_byte_ranges, shortened_omission
 from spillscope.reference.preparation import CaptureSource, SessionReferenceError, prepare, validate_config
 from spillscope.reference.retention import truncate_with_notice
-from spillscope.sessionlog import SessionCapture, SessionHeader
+from spillscope.formats.sessionlog import SessionCapture, SessionHeader
 from spillscope.spill import (RETRIEVAL_HINT, Locator, SaveTextSpill, SpillPolicy, SpillRef, SpillStore, has_spill_notice,
                               parse_spill_notice, retain_head_tail)
 from spillscope.spill.replay import scrub_locators

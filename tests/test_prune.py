@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from spillscope.demo import _write_log, write_demo
+from spillscope.frontends.demo import _write_log, write_demo
 from spillscope.inspect.verify import inspect_root
 from spillscope.spill import RETRIEVAL_HINT
 from spillscope.spill.naming import encode_segment, session_dir_name
@@ -314,7 +314,7 @@ def test_demo_with_logs(tmp_path):
 @pytest.mark.parametrize("compressed", [False, True])
 def test_mentions_across_read_chunks(tmp_path, compressed):
     """A mention straddling the scanner's 1 MiB read boundary is still found, at every cut."""
-    from spillscope._prune import _CHUNK, ActiveLogs, _scan_mentions
+    from spillscope.frontends.cli.prune import _CHUNK, ActiveLogs, _scan_mentions
 
     mention = b"/r/session-0123456789ab/00000000000a-" + b"n" * 200 + b".txt"
     for cut in (1, 9, 30, len(mention) - 1):

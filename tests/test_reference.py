@@ -22,7 +22,7 @@ from spillscope.reference import (
     replay,
 )
 from spillscope.reference.retention import truncate_with_notice
-from spillscope.sessionlog import SessionCapture, SessionHeader, capture_log
+from spillscope.formats.sessionlog import SessionCapture, SessionHeader, capture_log
 from spillscope.spill import LocalSpillStore, SaveTextSpill, SpillRef, SpillStore, SpillStoreError
 
 from conftest import UPSTREAM

@@ -14,10 +14,10 @@ import boto3
 import pytest
 
 import spillscope
-from spillscope.demo import write_demo
+from spillscope.frontends.demo import write_demo
 from spillscope.spill import s3 as s3mod
-from spillscope.tui.app import SpillscopeApp
-from spillscope.tui.widgets import BrowseTree
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.frontends.tui.widgets import BrowseTree
 
 from s3server import READER
 from test_inspect_s3 import upload

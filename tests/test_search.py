@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spillscope._text import js_json_string, js_utf8, utf8_len
-from spillscope.demo import write_demo
+from spillscope.util.text import js_json_string, js_utf8, utf8_len
+from spillscope.frontends.demo import write_demo
 from spillscope.inspect import artifact_search as A
 from spillscope.inspect import search as S
-from spillscope.reference.transcript import TranscriptIndex, read_transcript, render_transcript
+from spillscope.formats.transcript import TranscriptIndex, read_transcript, render_transcript
 
 TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "😀", "e\u0301", "\r\n", "\u2028",
           "/", "u", "n", "界", "\\u0041", "\\n"]
@@ -259,7 +259,7 @@ def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPa
 
 
 def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) -> None:
-    from spillscope.tui.document import TranscriptDocument
+    from spillscope.frontends.tui.document import TranscriptDocument
 
     text = ("needle" + "界😀\"\\\n" * 30) * 50
     root = write_root(tmp_path, [["x", text]])
@@ -274,7 +274,7 @@ def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) ->
 
 
 def test_notebook_search_table(tmp_path: Path) -> None:
-    import spillscope.notebook as nb
+    import spillscope.frontends.notebook as nb
 
     demo = write_demo(tmp_path / "demo")
     insp = nb.open(demo.root, demo.logs)
@@ -302,9 +302,9 @@ async def _wait(pilot: Any, predicate: Any, timeout: float = 10.0) -> None:
 
 
 async def test_tui_root_search_streams_groups_and_opens_the_reader_at_the_hit(tmp_path: Path) -> None:
-    from spillscope.tui.app import SpillscopeApp
-    from spillscope.tui.screens import ReaderScreen
-    from spillscope.tui.search import SearchScreen, SearchTree
+    from spillscope.frontends.tui.app import SpillscopeApp
+    from spillscope.frontends.tui.screens import ReaderScreen
+    from spillscope.frontends.tui.search import SearchScreen, SearchTree
 
     demo = write_demo(tmp_path / "demo")
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from spillscope.demo import write_demo
+from spillscope.frontends.demo import write_demo
 
 HERE = Path(__file__).resolve().parent / "browser"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spillscope.demo import write_demo
+from spillscope.frontends.demo import write_demo
 
 pytest.importorskip("textual_serve")
 

@@ -425,7 +425,7 @@ def test_forecast_is_exactly_the_sweep(tmp_path, seed):
 
 
 def test_forecast_is_for_the_roots_owner_and_names_live_notices(tmp_path, nobody_tmp):
-    from spillscope.demo import write_demo
+    from spillscope.frontends.demo import write_demo
     from spillscope.inspect.verify import inspect_root
 
     # In sticky /tmp, the ancestors are safe for nobody only below a dir nobody owns.

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spillscope._text import (
+from spillscope.util.text import (
     code_point_slices,
     js_json_string,
     js_normalize,
@@ -58,7 +58,7 @@ def test_visible_controls():
 
 def _visible_by_code_point(text: str) -> str:
     """The definition of `visible`, one code point at a time (the fast one must agree)."""
-    from spillscope._text import _FORMAT_CONTROLS, js_normalize
+    from spillscope.util.text import _FORMAT_CONTROLS, js_normalize
 
     out = []
     for ch in js_normalize(text):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spillscope._text import js_normalize, js_utf8
+from spillscope.util.text import js_normalize, js_utf8
 from spillscope.reference import (
     TranscriptError,
     TranscriptIndex,
@@ -16,7 +16,7 @@ from spillscope.reference import (
     read_transcript,
     render_transcript,
 )
-from spillscope.reference.transcript import iter_transcript, Fragment
+from spillscope.formats.transcript import iter_transcript, Fragment
 
 from conftest import UPSTREAM
 

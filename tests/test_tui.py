@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from spillscope._text import js_utf8
-from spillscope.demo import write_demo
-from spillscope.reference.transcript import render_transcript
-from spillscope.tui.app import SpillscopeApp
-from spillscope.tui.screens import ReaderScreen, parse_goto, Goto
-from spillscope.tui.textview import TextView
-from spillscope.tui.widgets import BrowseTree
+from spillscope.util.text import js_utf8
+from spillscope.frontends.demo import write_demo
+from spillscope.formats.transcript import render_transcript
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.frontends.tui.screens import ReaderScreen, parse_goto, Goto
+from spillscope.frontends.tui.textview import TextView
+from spillscope.frontends.tui.widgets import BrowseTree
 
 
 @pytest.fixture
@@ -160,7 +160,7 @@ async def test_reader_jump_search_export(demo, tmp_path):
         assert "400 hits" in status and "omitted" in status
         # Export exactly.
         target = tmp_path / "out.txt"
-        from spillscope.tui.screens import export_message
+        from spillscope.frontends.tui.screens import export_message
 
         export_message(reader.document, 6, str(target), [str(demo.root), str(demo.logs)])
         assert target.read_bytes() == js_utf8(reader.document.read(6))
@@ -301,7 +301,7 @@ def _big_transcript(path: Path, megabytes: int) -> None:
 
 
 async def test_verification_shows_progress_and_a_superseded_pass_stops(tmp_path, monkeypatch):
-    import spillscope.tui.app as app_module
+    import spillscope.frontends.tui.app as app_module
 
     sdir = tmp_path / "root" / "session-000000000000"
     sdir.mkdir(parents=True, mode=0o700)

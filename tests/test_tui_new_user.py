@@ -9,16 +9,16 @@ import random
 import pytest
 from textual.widgets import Input
 
-from spillscope._text import js_utf8
-from spillscope.demo import write_demo
+from spillscope.util.text import js_utf8
+from spillscope.frontends.demo import write_demo
 from spillscope.reference.check import MessageView
 from spillscope.reference.join import join_offset
 from spillscope.reference.retention import truncate_with_notice
-from spillscope.tui.app import SpillscopeApp
+from spillscope.frontends.tui.app import SpillscopeApp
 from spillscope.inspect.search import MAX_HITS
-from spillscope.tui.screens import ConfirmScreen, Goto, HelpScreen, PromptScreen, ReaderScreen
-from spillscope.tui.textview import TextView
-from spillscope.tui.widgets import BrowseTree
+from spillscope.frontends.tui.screens import ConfirmScreen, Goto, HelpScreen, PromptScreen, ReaderScreen
+from spillscope.frontends.tui.textview import TextView
+from spillscope.frontends.tui.widgets import BrowseTree
 
 from test_tui import find, flat, open_resolving_reference, plain, select, wait_for
 

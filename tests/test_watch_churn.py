@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from spillscope.tui.app import SpillscopeApp
+from spillscope.frontends.tui.app import SpillscopeApp
 from test_watch import WatchProcess, fold, on_disk
 
 WRITES = 10_000

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import time
 
-from spillscope.demo import write_demo
-from spillscope.tui.app import SpillscopeApp
-from spillscope.tui.widgets import BrowseTree
+from spillscope.frontends.demo import write_demo
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.frontends.tui.widgets import BrowseTree
 from test_tui import find, nodes, select, status_text, wait_for
 from test_watch import on_disk
 

@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 
 
 def open(root, logs=None, **kwargs):  # type: ignore[no-untyped-def]  # noqa: A001
-    """Inspect a spill root in a notebook; see :mod:`spillscope.notebook`."""
-    from .notebook import open as _open
+    """Inspect a spill root in a notebook; see :mod:`spillscope.frontends.notebook`."""
+    from .frontends.notebook import open as _open
 
     return _open(root, logs, **kwargs)

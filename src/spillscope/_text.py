@@ -1,195 +1,28 @@
-"""JavaScript string semantics in Python: the one place that knows how the reference
-implementation (Node) measures, encodes and serialises text.
+"""Compatibility: this module moved to :mod:`spillscope.util.text`; every name it had stays importable here."""
 
-A JavaScript string is a sequence of UTF-16 code units and may hold lone surrogates.
-A Python ``str`` can hold the same values, but it can also hold a high and a low
-surrogate as two separate code points where JavaScript would see one pair. Every
-function here first brings text to the *canonical* form (pairs combined, lone
-surrogates kept) so that lengths, slices and bytes agree with Node exactly.
-"""
-
-from __future__ import annotations
-
-import json
-import re
-import sys
-from typing import Any
-
-import orjson
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def has_surrogates(text: str) -> bool:
-    """True when ``text`` holds any surrogate code point (paired or lone)."""
-    if text.isascii():
-        return False
-    return _SURROGATE.search(text) is not None
-
-
-def js_normalize(text: str) -> str:
-    """Combine adjacent high+low surrogates into one code point, as a JS string would."""
-    if not has_surrogates(text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def js_utf8(text: str) -> bytes:
-    """UTF-8 bytes as Node writes them: each lone surrogate becomes U+FFFD (3 bytes)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return fixed.encode("utf-8")
-
-
-def utf8_len(text: str) -> int:
-    """``Buffer.byteLength(text, 'utf8')``."""
-    if text.isascii():
-        return len(text)
-    return len(js_utf8(text))
-
-
-def utf16_units(text: str) -> list[int]:
-    """The UTF-16 code units of ``text`` (what ``charCodeAt`` walks over)."""
-    raw = text.encode("utf-16-le", "surrogatepass")
-    return [raw[i] | (raw[i + 1] << 8) for i in range(0, len(raw), 2)]
-
-
-def lone_surrogate_count(text: str) -> int:
-    """How many lone surrogates ``text`` holds once pairs are combined."""
-    if not has_surrogates(text):
-        return 0
-    return len(_SURROGATE.findall(js_normalize(text)))
-
-
-def _escape_lone(match: re.Match[str]) -> str:
-    return "\\u%04x" % ord(match.group(0))
-
-
-def _finish_js_json(out: str) -> str:
-    # json.dumps(ensure_ascii=False) leaves surrogates raw; JSON.stringify writes each
-    # lone surrogate as a lowercase \\udXXX escape and keeps pairs literal.
-    if not has_surrogates(out):
-        return out
-    return _SURROGATE.sub(_escape_lone, js_normalize(out))
-
-
-def js_json_string(text: str) -> str:
-    """``JSON.stringify(text)`` for a string, exactly."""
-    try:
-        return orjson.dumps(text).decode("utf-8")
-    except TypeError:
-        # orjson refuses lone surrogates; the stdlib encoder escapes the same set of
-        # controls with the same spelling, so only the surrogates need fixing.
-        return _finish_js_json(json.dumps(text, ensure_ascii=False))
-
-
-def js_stringify(value: Any, indent: int | None = None) -> str:
-    """``JSON.stringify(value, null, indent)`` for JSON-shaped values (str keys, ints)."""
-    if indent is None:
-        try:
-            return orjson.dumps(value).decode("utf-8")
-        except TypeError:
-            out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    else:
-        out = json.dumps(value, ensure_ascii=False, indent=indent)
-    return _finish_js_json(out)
-
-
-def tag_safe_json(value: Any) -> str:
-    """Compact JSON with every ``<`` written as ``\\u003c`` (the reference's tag-safe form)."""
-    return js_stringify(value).replace("<", "\\u003c")
-
-
-def loads_exact(data: bytes | bytearray | memoryview | str) -> Any:
-    """Parse JSON keeping lone surrogates: orjson on the fast path, stdlib where it refuses.
-
-    Strings that came back through the fallback are normalised so that two escaped
-    halves of a pair become one code point, as in JavaScript.
-    Untrusted input: every failure is a ``ValueError`` — including JSON nested deeper
-    than the stdlib parser can recurse (orjson stops at 1024 levels; ``json`` would raise
-    ``RecursionError``, which no caller expects from bad input).
-    """
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        first = exc
-    if _too_deep(first):
-        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    text = str(data, "utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
-    # What orjson refused for another reason (a lone surrogate) may still be nested up to
-    # its limit: give the recursive stdlib parser room for that many levels, no more.
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + MAX_JSON_DEPTH + 64)
-    try:
-        return _normalize_tree(json.loads(text))
-    except RecursionError:
-        raise ValueError(f"JSON nested too deep to parse (orjson: {first})") from None
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-#: orjson's own limit; deeper JSON is refused by it and would recurse in ``json``.
-MAX_JSON_DEPTH = 1024
-
-
-def _too_deep(exc: orjson.JSONDecodeError) -> bool:
-    return "recursion limit" in str(exc) or "depth" in str(exc).lower()
-
-
-def _normalize_tree(value: Any) -> Any:
-    if isinstance(value, str):
-        return js_normalize(value)
-    if isinstance(value, list):
-        return [_normalize_tree(v) for v in value]
-    if isinstance(value, dict):
-        return {js_normalize(k): _normalize_tree(v) for k, v in value.items()}
-    return value
-
-
-def code_point_slices(text: str, size: int = 64) -> list[str]:
-    """JavaScript ``text.matchAll(/[\\s\\S]{1,size}/gu)``: slices of ``size`` code points."""
-    text = js_normalize(text)
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def visible(text: str, *, one_line: bool = False) -> str:
-    """Make controls and lone surrogates visible for display; never interpreted.
-
-    C0 controls map to the Unicode control pictures (``␀``, ``␛``...), a lone CR to
-    ``⏎``, DEL to ``␡``, C1 controls and bidi/format controls to ``⟨U+XXXX⟩``, and a
-    lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are, unless
-    ``one_line``: then they are shown too (``␊``, ``␉``), so a name or text put in a
-    row of a table can never start a row of its own.
-    """
-    shown = _SHOWN_LINE if one_line else _SHOWN
-    # Most text (every plain file name in a 100k listing) has nothing to show: one scan.
-    if shown.search(text) is None:
-        return text
-    return shown.sub(_show, js_normalize(text))
-
-
-def _show(match: re.Match[str]) -> str:
-    cp = ord(match.group())
-    if cp == 0x0D:
-        return "⏎"
-    if cp < 0x20:
-        return chr(0x2400 + cp)
-    if cp == 0x7F:
-        return "␡"
-    if 0xD800 <= cp <= 0xDFFF:
-        return "⟨lone U+%04X⟩" % cp
-    return "⟨U+%04X⟩" % cp  # C1 controls, bidi and format controls
-
-
-# Bidi overrides/isolates, line/paragraph separators and the BOM reorder or hide text
-# on a terminal, so they are shown by name.
-_FORMAT_CONTROLS = frozenset(
-    [0x200E, 0x200F, 0x2028, 0x2029, 0xFEFF, 0x061C]
-    + list(range(0x202A, 0x202F))
-    + list(range(0x2066, 0x206A))
+from .util.text import (  # noqa: F401
+    MAX_JSON_DEPTH,
+    _FORMAT_CONTROLS,
+    _SHOWN,
+    _SHOWN_LINE,
+    _SURROGATE,
+    _escape_lone,
+    _finish_js_json,
+    _normalize_tree,
+    _show,
+    _too_deep,
+    code_point_slices,
+    has_surrogates,
+    js_json_string,
+    js_normalize,
+    js_stringify,
+    js_utf8,
+    loads_exact,
+    lone_surrogate_count,
+    tag_safe_json,
+    utf16_units,
+    utf8_len,
+    visible,
 )
-#: Every code point :func:`visible` replaces (newline and tab stay).
-_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
-_SHOWN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
+
+__all__ = ['MAX_JSON_DEPTH', '_FORMAT_CONTROLS', '_SHOWN', '_SHOWN_LINE', '_SURROGATE', '_escape_lone', '_finish_js_json', '_normalize_tree', '_show', '_too_deep', 'code_point_slices', 'has_surrogates', 'js_json_string', 'js_normalize', 'js_stringify', 'js_utf8', 'loads_exact', 'lone_surrogate_count', 'tag_safe_json', 'utf16_units', 'utf8_len', 'visible']

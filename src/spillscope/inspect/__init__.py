@@ -3,7 +3,7 @@ verification findings and watching. Read-only by construction."""
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .findings import CODES, Finding, finding

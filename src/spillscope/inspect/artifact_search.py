@@ -21,7 +21,7 @@ transcript as bytes. This module finds it anyway, and fast:
   off) sends it through the exact streaming parser, which also locates a malformation.
 
 ``start``/``end`` are code-point offsets into the message's exact text as
-:func:`~spillscope.reference.transcript.read_transcript` returns it (a lone surrogate and
+:func:`~spillscope.formats.transcript.read_transcript` returns it (a lone surrogate and
 an astral character are one code point each); ``byte_start``/``byte_end`` the same span
 in UTF-8 bytes (what the seen ranges are measured in).
 
@@ -39,10 +39,10 @@ from typing import Callable, Iterator, Protocol, Union
 
 import orjson
 
-from .._fs import open_regular
-from .._text import js_json_string, js_normalize, loads_exact, utf8_len
+from ..util.fs import open_regular
+from ..util.text import js_json_string, js_normalize, loads_exact, utf8_len
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..reference.transcript import (NOTE_2, ROLES, TITLE_LINE, Fragment, Incomplete, MessageEnd, MessageStart,
+from ..formats.transcript import (NOTE_2, ROLES, TITLE_LINE, Fragment, Incomplete, MessageEnd, MessageStart,
                                     TranscriptError, iter_transcript)
 from .findings import Finding, finding
 
@@ -566,7 +566,7 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
 def search_message_region(path: str, start: int, end: int, pattern: Pattern, *, limit: int | None = None,
                           cancelled: Callable[[], bool] = lambda: False) -> Iterator[MessageHit]:
     """Hits in one transcript message whose fragment lines are raw ``[start, end)``
-    (as :class:`~spillscope.reference.transcript.MessageIndex` records them).
+    (as :class:`~spillscope.formats.transcript.MessageIndex` records them).
 
     Raises ``ValueError`` if the region is not plain fragment lines."""
     compiled = pattern.compile()

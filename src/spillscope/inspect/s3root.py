@@ -157,7 +157,7 @@ def s3_stat(url: str) -> tuple[int, float]:
 
 
 class S3Reader:
-    """``pread`` over ranged GETs of one object (the local :class:`~spillscope._fs.FileReader`'s twin).
+    """``pread`` over ranged GETs of one object (the local :class:`~spillscope.util.fs.FileReader`'s twin).
 
     Bytes that a stream of the same object still holds (its first MiBs, its recent
     window) are served from there: the reader's first screen needs no request of its own."""

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
-from .._text import js_utf8, utf8_len
+from ..util.text import js_utf8, utf8_len
 from ..reference.check import common_prefix, common_suffix, digest_transcript, keep_bytes_for, seen_byte_ranges
 from .artifact_search import (MAX_HITS, REGEX_OVERLAP, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, Pattern,
                               PatternError, _Located, close_source, open_source, read_range, search_message_region,
@@ -201,7 +201,7 @@ class _Target:
 
 
 def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
-    from ..reference.transcript import departs_from_title
+    from ..formats.transcript import departs_from_title
     from .verify import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)

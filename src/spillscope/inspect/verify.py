@@ -17,13 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal
 
-from .._fs import is_remote, normalize_root, open_reader
-from .._text import js_utf8
+from ..util.fs import is_remote, normalize_root, open_reader
+from ..util.text import js_utf8
 from ..reference.check import Disagreement, Recomputed, check_notice, digest_transcript, keep_bytes_for, retention_splits
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..reference.transcript import TranscriptError, departs_from_title
-from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ..spill.locators import is_windows_path, rebase_locator, spill_root_of
+from ..formats.transcript import TranscriptError, departs_from_title
+from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ..formats.locators import is_windows_path, rebase_locator, spill_root_of
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
 from .expiry import forecast_past_retention, named_artifacts

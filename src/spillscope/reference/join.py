@@ -10,7 +10,7 @@ right to within a few bytes and is then said to be an estimate.
 
 from __future__ import annotations
 
-from .._text import js_utf8
+from ..util.text import js_utf8
 from .check import _MARKER, MessageView, seen_byte_ranges
 
 

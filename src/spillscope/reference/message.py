@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .._text import loads_exact, tag_safe_json
+from ..util.text import loads_exact, tag_safe_json
 from .constants import OMISSIONS_HEADER, PROMPT_PREFIX, PROMPT_SUFFIX
 
 

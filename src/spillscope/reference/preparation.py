@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from ..sessionlog import LOG_NAMES, SessionCapture, capture_log
+from ..formats.sessionlog import LOG_NAMES, SessionCapture, capture_log
 from ..spill.naming import encode_segment
 from ..spill.types import SaveTextSpill, SessionReferenceSource, SpillOwner, SpillStore
-from .._jsnum import js_is_safe_integer
-from .._text import js_json_string
+from ..util.jsnum import js_is_safe_integer
+from ..util.text import js_json_string
 from .constants import DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES, transcript_name
 from .message import ReferenceMessage, render_reference_text
 from .projection import project
 from .retention import RetainedReference, retain_reference
-from .transcript import render_transcript
+from ..formats.transcript import render_transcript
 
 
 class SessionReferenceError(ValueError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._text import js_utf8, tag_safe_json, utf8_len
+from ..util.text import js_utf8, tag_safe_json, utf8_len
 from ..spill.retention import retain_head_tail_bytes, split_budget
 from .constants import omission_marker
 from .projection import ProjectedMessage

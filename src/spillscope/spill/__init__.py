@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .local import LocalSpillStore

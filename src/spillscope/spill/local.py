@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from .._text import js_utf8
+from ..util.text import js_utf8
 from .naming import encode_segment, session_dir_name
 from .sweep import (DEFAULT_CLEANUP_PERIOD_DAYS, DEFAULT_ROOT_PREFIX, MS_PER_DAY, SweepReport, WarnFn, cutoff_ms,
                     discover_default_roots, gather_sweep_roots, sweep_spill_roots, validate_period_days)

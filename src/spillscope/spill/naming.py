@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .._text import js_utf8, utf16_units
+from ..util.text import js_utf8, utf16_units
 
 SESSION_DIR_PREFIX = "session-"
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
-from .._jsnum import js_is_integer, js_number_text
-from .._text import utf8_len
+from ..util.jsnum import js_is_integer, js_number_text
+from ..util.text import utf8_len
 from .retention import retain_head_tail, split_budget
 from .types import RETRIEVAL_HINT, SaveTextSpill, SpillOwner, SpillRef, SpillStore, ToolSource
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._text import js_utf8
+from ..util.text import js_utf8
 
 
 @dataclass(frozen=True)

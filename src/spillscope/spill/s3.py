@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .._text import js_utf8
+from ..util.text import js_utf8
 from .naming import encode_segment, session_dir_name
 from .types import Locator, SaveTextSpill, SpillRef, SpillStore, SpillStoreError
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._fs import normalize_root
+from ..util.fs import normalize_root
 
 CDN_LINK = re.compile(r'<link[^>]*href="https?://fonts\.googleapis\.com[^"]*"[^>]*/?>', re.S)
 LOCAL_FONT = """<style>

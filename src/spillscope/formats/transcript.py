@@ -28,9 +28,9 @@ from typing import Any, BinaryIO, Generator, Iterator, Union
 
 import orjson
 
-from .._fs import open_reader, open_sized, open_stream, read_head
-from .._text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
-from .constants import DEFAULT_MAX_LINE_BYTES, REFERENCE_WARNING
+from ..util.fs import open_reader, open_sized, open_stream, read_head
+from ..util.text import code_point_slices, has_surrogates, js_json_string, js_normalize, js_stringify, js_utf8, loads_exact, utf8_len
+from ..reference.constants import DEFAULT_MAX_LINE_BYTES, REFERENCE_WARNING
 
 TITLE = "## Referenced session — full projected snapshot"
 INTRO = "This transcript is an untrusted, read-only snapshot from another session."

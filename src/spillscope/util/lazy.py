@@ -20,7 +20,7 @@ def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]) -> tuple[Cal
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f".{module}", package), name)
+        value = getattr(importlib.import_module(module if module.startswith(".") else f".{module}", package), name)
         globals_of_package = importlib.import_module(package).__dict__
         globals_of_package[name] = value  # later lookups skip __getattr__
         return value

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, TextIO
 
-from ._fs import open_regular
-from ._format import count, human_age, human_size
-from ._text import visible
-from .inspect.findings import Finding
-from .sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs
-from .spill.naming import decode_segment, session_dir_name
-from .spill.sweep import SESSION_DIR_RE, SweepReport, SweepRoot, cutoff_ms, resolve_root, sweep_spill_roots
+from ...util.fs import open_regular
+from ..format import count, human_age, human_size
+from ...util.text import visible
+from ...inspect.findings import Finding
+from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs
+from ...spill.naming import decode_segment, session_dir_name
+from ...spill.sweep import SESSION_DIR_RE, SweepReport, SweepRoot, cutoff_ms, resolve_root, sweep_spill_roots
 
 #: ``session-<12 hex>`` then separators (``/``, ``\`` however many escaping layers) then a
 #: backend file name ``<12 hex>-<encoded name>``.
@@ -108,7 +108,7 @@ def check_spill_root(root: str) -> str:
 
 def read_active_logs(logs: str, since_ns: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ActiveLogs:
     """The artifacts named by logs whose mtime is at or after ``since_ns``."""
-    from .inspect.logs import read_session_log
+    from ...inspect.logs import read_session_log
 
     active = ActiveLogs()
     for log_path in find_logs(logs):

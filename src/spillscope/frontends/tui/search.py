@@ -16,9 +16,9 @@ from textual.widgets import Footer, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
-from .._format import count
-from ..inspect.findings import Finding
-from ..inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
+from ..format import count
+from ...inspect.findings import Finding
+from ...inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
 from .widgets import safe
 
 #: The screen stops listing (and searching) after this many hits.

@@ -16,7 +16,7 @@ import time
 from types import FrameType
 from typing import Callable, TextIO
 
-from ._text import visible
+from ...util.text import visible
 
 
 class WatchUsageError(Exception):
@@ -24,7 +24,7 @@ class WatchUsageError(Exception):
 
 
 def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: TextIO | None = None) -> int:
-    from .inspect.watch import root_problem, watch_root
+    from ...inspect.watch import root_problem, watch_root
 
     err = err or sys.stderr
     why = root_problem(root)

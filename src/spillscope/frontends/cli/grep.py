@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
-from ._text import visible
-from .inspect.findings import Finding
-from .inspect.listing import ascii_json
-from .inspect.search import Pattern, PatternError, SearchHit, search_root
+from ...util.text import visible
+from ...inspect.findings import Finding
+from ...inspect.listing import ascii_json
+from ...inspect.search import Pattern, PatternError, SearchHit, search_root
 
 
 class GrepError(Exception):

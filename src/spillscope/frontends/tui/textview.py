@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .._text import visible
+from ...util.text import visible
 from .document import Document
 
 WINDOW = 65_536  # code points held at once

@@ -19,16 +19,16 @@ from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.notifications import SeverityLevel
 from textual.worker import get_current_worker
 
-from .._format import count
-from ..inspect.coverage import coverage, describe
-from .._fs import normalize_root
-from .._text import visible
-from ..inspect.findings import CODES
-from ..inspect.verify import Inspection, ReferenceLink, inspect_root
-from ..inspect.watch import awatch_root
-from ..inspect.search import reference_seen_ranges
-from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ..format import count
+from ...inspect.coverage import coverage, describe
+from ...util.fs import normalize_root
+from ...util.text import visible
+from ...inspect.findings import CODES
+from ...inspect.verify import Inspection, ReferenceLink, inspect_root
+from ...inspect.watch import awatch_root
+from ...inspect.search import reference_seen_ranges
+from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .document import open_document
 from .screens import HelpScreen, ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable

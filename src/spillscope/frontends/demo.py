@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._text import js_stringify, js_utf8
-from .reference.preparation import LogDirectorySource, prepare
-from .spill.local import LocalSpillStore
-from .spill.naming import encode_segment
-from .spill.policy import SpillPolicy
+from ..util.text import js_stringify, js_utf8
+from ..reference.preparation import LogDirectorySource, prepare
+from ..spill.local import LocalSpillStore
+from ..spill.naming import encode_segment
+from ..spill.policy import SpillPolicy
 
 BASE_TIME = 1_790_000_000_000
 HOSTILE = (

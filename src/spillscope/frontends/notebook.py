@@ -12,18 +12,18 @@ import html
 import os
 from typing import Any, AsyncIterator, Iterator
 
-from ._format import count, human_age, human_size
-from ._fs import normalize_root
-from ._text import visible
-from .inspect.coverage import coverage, describe
-from .inspect.findings import CODES, SEVERITY_RANK, Finding
-from .inspect.scan import Artifact
-from .inspect.search import Pattern, SearchHit, search_root
-from .inspect.verify import Inspection, ReferenceLink, inspect_root
-from .inspect.watch import ChangeEvent, awatch_root
-from .reference.join import join_offset
-from .reference.transcript import Transcript, read_transcript
-from .spill.naming import session_dir_name
+from .format import count, human_age, human_size
+from ..util.fs import normalize_root
+from ..util.text import visible
+from ..inspect.coverage import coverage, describe
+from ..inspect.findings import CODES, SEVERITY_RANK, Finding
+from ..inspect.scan import Artifact
+from ..inspect.search import Pattern, SearchHit, search_root
+from ..inspect.verify import Inspection, ReferenceLink, inspect_root
+from ..inspect.watch import ChangeEvent, awatch_root
+from ..reference.join import join_offset
+from ..formats.transcript import Transcript, read_transcript
+from ..spill.naming import session_dir_name
 
 #: Messages longer than this are collapsed (with their size) in the HTML view.
 COLLAPSE_CHARS = 2000

@@ -54,7 +54,7 @@ class FileReader:
 
 def open_reader(path: str) -> Reader:
     if is_remote(path):
-        from .inspect.s3root import S3Reader
+        from ..inspect.s3root import S3Reader
 
         return S3Reader(path)
     return FileReader(path)
@@ -72,7 +72,7 @@ def read_head(path: str, size: int) -> bytes:
 def open_stream(path: str, buffering: int = 1 << 20) -> BinaryIO:
     """A buffered binary stream of the whole artifact, from its start."""
     if is_remote(path):
-        from .inspect.s3root import open_s3_stream
+        from ..inspect.s3root import open_s3_stream
 
         return open_s3_stream(path, buffering)
     return os.fdopen(open_regular(path), "rb", buffering=buffering)
@@ -81,7 +81,7 @@ def open_stream(path: str, buffering: int = 1 << 20) -> BinaryIO:
 def open_sized(path: str, buffering: int = 1 << 20) -> tuple[BinaryIO, int]:
     """:func:`open_stream` and the artifact's size, from one open (one GET on S3)."""
     if is_remote(path):
-        from .inspect.s3root import open_s3_sized
+        from ..inspect.s3root import open_s3_sized
 
         return open_s3_sized(path, buffering)
     fd = open_regular(path)
@@ -95,7 +95,7 @@ def open_sized(path: str, buffering: int = 1 << 20) -> tuple[BinaryIO, int]:
 
 def file_size(path: str) -> int:
     if is_remote(path):
-        from .inspect.s3root import s3_size
+        from ..inspect.s3root import s3_size
 
         return s3_size(path)
     return os.stat(path).st_size

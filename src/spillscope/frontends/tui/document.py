@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._fs import file_size, open_reader
-from .._text import js_normalize, utf8_len
-from ..reference.transcript import TranscriptIndex
+from ...util.fs import file_size, open_reader
+from ...util.text import js_normalize, utf8_len
+from ...formats.transcript import TranscriptIndex
 
 #: Tool outputs bigger than this are shown from their start only.
 MAX_PLAIN_BYTES = 64 << 20

@@ -16,17 +16,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from . import __version__
-from ._format import count, human_age, human_size
-from ._text import loads_exact, visible
-from .inspect.findings import CODES, SEVERITY_RANK, Finding
-from .inspect.listing import ascii_json, listing, listing_json
-from ._progress import Progress, SettingError
-from .sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from .reference.constants import DEFAULT_MAX_LINE_BYTES
+from ... import __version__
+from ..format import count, human_age, human_size
+from ...util.text import loads_exact, visible
+from ...inspect.findings import CODES, SEVERITY_RANK, Finding
+from ...inspect.listing import ascii_json, listing, listing_json
+from .progress import Progress, SettingError
+from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 
 if TYPE_CHECKING:
-    from .inspect.verify import Inspection
+    from ...inspect.verify import Inspection
 
 
 class UsageError(Exception):
@@ -88,7 +88,7 @@ def parse_fail_on(text: str) -> set[str]:
 def _check_root(root: str) -> None:
     """A usage error unless ``root`` is a directory or a reachable ``s3://bucket/prefix``."""
     if root.startswith("s3://"):
-        from .inspect.s3root import check_root
+        from ...inspect.s3root import check_root
 
         problem = check_root(root)
         if problem is not None:
@@ -101,7 +101,7 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
     _check_root(args.root)
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
-    from .inspect.verify import inspect_root
+    from ...inspect.verify import inspect_root
 
     with Progress() as progress:
         return inspect_root(args.root, args.logs, retention_seconds=getattr(args, "retention", None),
@@ -171,7 +171,7 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from .inspect.coverage import coverage, describe
+    from ...inspect.coverage import coverage, describe
 
     ins = _run_inspection(args, check_content=True)
     cov = coverage(ins)
@@ -204,7 +204,7 @@ def _write_json(out: TextIO, data: Any) -> None:
 
 
 def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
-    from ._cat import CatError, cat  # here: `ls` and `verify` need none of it
+    from .cat import CatError, cat  # here: `ls` and `verify` need none of it
 
     try:
         return cat(args.artifact, out, message=args.message, as_json=args.json, raw=args.raw,
@@ -214,7 +214,7 @@ def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
-    from ._prune import PruneError, prune, prune_json, write_human
+    from .prune import PruneError, prune, prune_json, write_human
 
     try:
         result = prune(args.root, older_than=args.older_than, apply=args.apply, logs=args.logs,
@@ -229,8 +229,8 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
-    from ._grep import GrepError, grep
-    from .inspect.search import Pattern
+    from .grep import GrepError, grep
+    from ...inspect.search import Pattern
 
     try:
         text = args.pattern
@@ -248,7 +248,7 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
-    from ._watch import WatchUsageError, run_watch
+    from .watch import WatchUsageError, run_watch
 
     try:
         return run_watch(args.root, out, as_json=args.json, initial=args.initial)
@@ -257,7 +257,7 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from .demo import write_demo
+    from ..demo import write_demo
 
     if args.dir is not None and args.dir_option is not None and args.dir != args.dir_option:
         raise UsageError(f"two demo dirs given: {args.dir} and {args.dir_option}")
@@ -288,7 +288,7 @@ def _limits(args: argparse.Namespace) -> dict[str, int]:
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     _check_root(args.root)
-    from .serve import serve
+    from ..serve import serve
 
     out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
     out.flush()
@@ -305,10 +305,10 @@ def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, 
             if stream is None or not stream.isatty():
                 raise UsageError(f"the terminal UI needs a terminal, and {name} is not one; "
                                  "use `spillscope ls` or `spillscope verify` for text output")
-    from .tui.app import SpillscopeApp
+    from ..tui.app import SpillscopeApp
 
     app = SpillscopeApp(root, logs, rebase=rebase, limits=limits)
-    from . import _webguard
+    from .. import webguard as _webguard
 
     if _webguard.under_web_driver():  # started by `spillscope serve` for a browser tab
         _webguard.die_with_parent()
@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"spillscope: {_cell(exc)}\n")
         return 2
     except ImportError as exc:
-        from .spill.s3 import MissingS3Extra
+        from ...spill.s3 import MissingS3Extra
 
         if not isinstance(exc, MissingS3Extra):
             raise

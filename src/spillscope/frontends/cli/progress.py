@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Callable, TextIO
 
-from ._format import human_size
+from ..format import human_size
 
 
 class SettingError(ValueError):

@@ -16,13 +16,13 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from .._format import count, human_age, human_size
-from .._text import visible
-from ..inspect.findings import CODES, SEVERITY_RANK, Finding, by_location
-from ..inspect.scan import Artifact
-from ..inspect.verify import Inspection, ReferenceLink, ToolSpillLink
-from ..reference.join import join_offset
-from ..spill.naming import session_dir_name
+from ..format import count, human_age, human_size
+from ...util.text import visible
+from ...inspect.findings import CODES, SEVERITY_RANK, Finding, by_location
+from ...inspect.scan import Artifact
+from ...inspect.verify import Inspection, ReferenceLink, ToolSpillLink
+from ...reference.join import join_offset
+from ...spill.naming import session_dir_name
 
 NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
 

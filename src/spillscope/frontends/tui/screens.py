@@ -16,9 +16,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
-from .._text import js_utf8, lone_surrogate_count
-from ..inspect.search import Hit, PatternError, find_hits
-from ..reference.transcript import TranscriptError
+from ...util.text import js_utf8, lone_surrogate_count
+from ...inspect.search import Hit, PatternError, find_hits
+from ...formats.transcript import TranscriptError
 from .document import Document
 from .textview import TextView
 
