@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from ..reference.message import ReferenceMessageError, is_reference_message, message_text, parse_reference_text
 from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs_checked, iter_log, parse_header
 from ..spill.naming import session_hash
-from ..spill.policy import ToolSpillNotice, parse_spill_notice
+from ..formats.notices import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
 from .scan import ProgressFn
 

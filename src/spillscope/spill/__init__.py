@@ -7,8 +7,8 @@ from ..util.lazy import lazy_exports
 if TYPE_CHECKING:
     from .local import LocalSpillStore
     from .naming import decode_segment, encode_segment, session_dir_name, session_hash
-    from .policy import (PolicyOutcome, SpillPolicy, ToolSpillNotice, format_spill_notice, has_spill_notice,
-                         parse_spill_notice)
+    from ..formats.notices import ToolSpillNotice, format_spill_notice, has_spill_notice, parse_spill_notice
+    from .policy import PolicyOutcome, SpillPolicy
     from .retention import Retained, retain_head_tail
     from .s3 import S3_RETRIEVAL_HINT, S3SpillStore
     from .types import (RETRIEVAL_HINT, Locator, SaveTextSpill, SessionReferenceSource, SpillOwner, SpillRef,
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "local": ("LocalSpillStore",),
     "naming": ("decode_segment", "encode_segment", "session_dir_name", "session_hash"),
-    "policy": ("PolicyOutcome", "SpillPolicy", "ToolSpillNotice", "format_spill_notice", "has_spill_notice",
-               "parse_spill_notice"),
+    "policy": ("PolicyOutcome", "SpillPolicy"),
+    "..formats.notices": ("ToolSpillNotice", "format_spill_notice", "has_spill_notice", "parse_spill_notice"),
     "retention": ("Retained", "retain_head_tail"),
     "s3": ("S3SpillStore", "S3_RETRIEVAL_HINT"),
     "types": ("RETRIEVAL_HINT", "Locator", "SaveTextSpill", "SessionReferenceSource", "SpillOwner", "SpillRef",
