@@ -103,22 +103,31 @@ def nobody_tmp():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _private_temp_dir(tmp_path_factory):
+def _private_temp_dir():
     """Every test, its subprocesses and kernels get a temp dir of the test run's own: the
     user's `spillscope demo` (in the real temp dir) is never rewritten under an open TUI,
-    whatever a test forgets to pass."""
-    import tempfile
-
-    private = tmp_path_factory.mktemp("tmpdir")
+    whatever a test forgets to pass. It sits in the machine's temp dir and others may
+    traverse it (0755, like /tmp without the write bit), so a test that runs a command as
+    another user (nobody) can still reach the dirs it makes there."""
+    private = Path(tempfile.mkdtemp(prefix="spillscope-tests-", dir=SYSTEM_TMP))
+    private.chmod(0o755)
     old_env, old_cached = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"] = str(private)
     tempfile.tempdir = str(private)
-    yield private
-    tempfile.tempdir = old_cached
-    if old_env is None:
-        os.environ.pop("TMPDIR", None)
-    else:
-        os.environ["TMPDIR"] = old_env
+    try:
+        yield private
+    finally:
+        tempfile.tempdir = old_cached
+        if old_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = old_env
+        for d, _, _ in os.walk(private):  # a test may leave a dir it made unreadable
+            try:
+                os.chmod(d, 0o755)
+            except OSError:
+                pass
+        shutil.rmtree(private, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,7 @@ from ...util.fs import open_regular
 from ..format import count, human_age, human_size
 from ...util.text import visible
 from ...inspect.findings import Finding
-from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs
+from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs_checked
 from ...spill.naming import decode_segment, session_dir_name
 from ...spill.sweep import SESSION_DIR_RE, SweepReport, SweepRoot, cutoff_ms, resolve_root, sweep_spill_roots
 
@@ -111,7 +111,18 @@ def read_active_logs(logs: str, since_ns: int, *, max_line_bytes: int = DEFAULT_
     from ...inspect.logs import read_session_log
 
     active = ActiveLogs()
-    for log_path in find_logs(logs):
+    found, problems = find_logs_checked(logs)
+    for problem in problems:
+        if problem.unreadable:
+            # A log below it could be active, and which session's it would be is unknown.
+            raise PruneError(f"{problem.path}: {problem.reason}; an active log there could name any artifact, "
+                             "so nothing is pruned (fix the permissions or leave out --logs)")
+        try:
+            is_link = stat.S_ISLNK(os.lstat(problem.path).st_mode)
+        except OSError:
+            continue
+        active.ignored.append(f"{problem.path}: {'a symlink, not followed' if is_link else 'not a regular file'}")
+    for log_path in found:
         path = os.fspath(log_path)
         try:
             st = os.lstat(path)
