@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from ..spill.sweep import cutoff_ms, is_expired, is_trusted_dir, node_mtime_ms, resolve_root
+from ..spill.expiry_rule import cutoff_ms, is_expired, node_mtime_ms
+from ..spill.trust import is_trusted_dir, resolve_root
 from .findings import Finding, finding
 from .scan import RootScan
 

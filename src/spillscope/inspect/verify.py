@@ -242,7 +242,7 @@ def _inspect_root(
             findings.extend(check.findings)
 
     if retention_seconds is not None:
-        # The start-up sweep's own rule (spill/sweep.py), as prune applies it.
+        # The start-up sweep's own rule (spill/expiry_rule.py), as prune applies it.
         links = [(r.artifact.path if r.artifact else None, r.entry.log, r.entry.line) for r in references]
         links += [(t.artifact.path if t.artifact else None, t.entry.log, t.entry.line) for t in tool_links]
         findings.extend(forecast_past_retention(scan, retention_seconds, now, session_ids, named_artifacts(links)))

@@ -30,7 +30,11 @@ from ...util.text import visible
 from ...inspect.findings import Finding
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs_checked
 from ...spill.naming import decode_segment, session_dir_name
-from ...spill.sweep import SESSION_DIR_RE, SweepReport, SweepRoot, cutoff_ms, resolve_root, sweep_spill_roots
+from ...spill.expiry_rule import cutoff_ms
+from ...spill.sweep import sweep_spill_roots
+from ...spill.sweep_records import SweepReport, SweepRoot
+from ...spill.sweep_walk import SESSION_DIR_RE
+from ...spill.trust import resolve_root
 
 #: ``session-<12 hex>`` then separators (``/``, ``\`` however many escaping layers) then a
 #: backend file name ``<12 hex>-<encoded name>``.

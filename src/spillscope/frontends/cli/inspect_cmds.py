@@ -1,0 +1,119 @@
+"""``spillscope ls`` and ``spillscope verify``: the inspection commands and their human tables.
+
+Separate from the parser because these two are the hot path (no TUI, codec or watcher
+imports), and from the thin adapters (adapters.py) because they own their output format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..format import count, human_age, human_size
+from ...util.text import loads_exact
+from ...inspect.findings import SEVERITY_RANK, Finding
+from ...inspect.listing import listing, listing_json
+from .args import UsageError, check_root
+from .output import cell, write_json
+from .progress import Progress
+
+if TYPE_CHECKING:
+    from ...inspect.verify import Inspection
+
+
+def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
+    check_root(args.root)
+    if args.logs is not None and not Path(args.logs).is_dir():
+        raise UsageError(f"{args.logs}: not a directory")
+    from ...inspect.verify import inspect_root
+
+    with Progress() as progress:
+        return inspect_root(args.root, args.logs, retention_seconds=getattr(args, "retention", None),
+                            rebase=args.rebase, check_content=check_content, progress=progress,
+                            max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
+
+
+def _check_listable(root: str) -> None:
+    """An unreadable root is an I/O error (exit 2), not an empty listing of 0 sessions."""
+    try:
+        with os.scandir(root):
+            pass
+    except (FileNotFoundError, NotADirectoryError):
+        return  # reported as "not a directory" where the root is first used
+    except OSError as exc:
+        raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
+
+
+def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    now = time.time()
+    _check_listable(args.root)
+    if args.logs is None:
+        # Names and lstat only: the parallel listing (the same JSON as the full path).
+        check_root(args.root)
+        with Progress() as progress:
+            text = listing_json(args.root, now, progress=progress)
+        if args.json:
+            out.write(text)
+            out.write("\n")
+            return 0
+        data = loads_exact(text)
+    else:
+        data = listing(_run_inspection(args, check_content=True), now)
+        if args.json:
+            write_json(out, data)
+            return 0
+    _write_table(data, out)
+    return 0
+
+
+def _write_table(data: dict[str, Any], out: TextIO) -> None:
+    """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
+    artifacts = sum(s["artifactCount"] for s in data["sessions"])
+    out.write(f"{cell(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    listed = set()
+    for s in data["sessions"]:
+        label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
+        badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
+        out.write(f"\n{cell(s['dir'])}  {cell(label)}  {count(s['artifactCount'], 'artifact')}  {cell(s['mode'])}{cell(badge)}\n")
+        lines = []
+        for a in s["artifacts"]:
+            listed.add(a["path"])
+            badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
+            lines.append(f"  {cell(a['kind']):<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {cell(a['name'])}{cell(badge)}\n")
+        out.write("".join(lines))
+    others = [Finding(**f) for f in data["findings"] if f["path"] not in listed]
+    if others:
+        out.write("\nOther findings:\n")
+        for f in others:
+            out.write(f"  {f.severity:<7} {f.code:<20} {cell(f.where)}  {cell(f.detail)}\n")
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    from ...inspect.coverage import coverage, describe
+
+    ins = _run_inspection(args, check_content=True)
+    cov = coverage(ins)
+    failing = [f for f in ins.findings if f.code in args.fail_on]
+    # A verify that compared nothing must not pass, whatever --fail-on says.
+    status = 1 if failing or cov.none_checked else 0
+    args.exit_status = status  # kept if the reader of our output goes away (`| head`)
+    if args.json:
+        write_json(out, {"summary": ins.summary(), "findings": [f.to_json() for f in ins.findings],
+                          "failOn": sorted(args.fail_on), "notices": cov.to_json(), "ok": status == 0})
+        return status
+    out.write(f"verified {cell(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, "
+              f"{count(cov.found, 'notice')} found, {cov.checked} checked, {count(len(ins.findings), 'finding')}\n")
+    for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
+        out.write(f"{f.severity:<7} {f.code:<20} {cell(f.where)}\n        {cell(f.detail)}\n")
+        if f.locator and f.locator != f.path:
+            out.write(f"        locator: {cell(f.locator)}\n")
+    out.write("".join(cell(line) + "\n" for line in describe(cov)))
+    if cov.none_checked:
+        out.write(f"FAIL: none of the {count(cov.with_locator, 'notice')} with a locator could be checked "
+                  f"({cov.unchecked} outside the root); {count(len(failing), 'finding')} at or above --fail-on\n")
+    else:
+        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
+    return status

@@ -1,0 +1,79 @@
+"""``spillscope tui``, ``demo`` and ``serve``: launching the terminal UI (locally or for a browser).
+
+Separate because these are the commands that need a terminal or a web driver; textual is
+imported only inside them, when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TextIO
+
+from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from .args import UsageError, check_root
+from .inspect_cmds import cmd_ls
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from ..demo import write_demo
+
+    if args.dir is not None and args.dir_option is not None and args.dir != args.dir_option:
+        raise UsageError(f"two demo dirs given: {args.dir} and {args.dir_option}")
+    where = args.dir if args.dir is not None else args.dir_option
+    try:
+        demo = write_demo(where)
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the demo to {exc.filename or where}: {exc.strerror or exc}") from None
+    out.write(f"demo written: spill root {demo.root}\n              logs       {demo.logs}\n")
+    if args.no_tui or not sys.stdout.isatty():
+        ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None,
+                                max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_log_line_bytes=DEFAULT_MAX_LOG_LINE_BYTES)
+        return cmd_ls(ns, out)
+    return _run_tui(str(demo.root), str(demo.logs), None, {})
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    check_root(args.root)
+    return _run_tui(args.root, args.logs, args.rebase, _limits(args))
+
+
+def _limits(args: argparse.Namespace) -> dict[str, int]:
+    """--max-line-bytes / --max-log-line-bytes for inspect_root (the TUI passes them on)."""
+    return {"max_line_bytes": args.max_line_bytes, "max_log_line_bytes": args.max_log_line_bytes}
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    check_root(args.root)
+    from ..serve import serve
+
+    out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
+    out.flush()
+    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args))
+    return 0
+
+
+def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, int]) -> int:
+    # Textual reads keys from stdin and draws on stderr; with any of the three redirected it
+    # would write escape codes into a file or wait for keys forever. (textual-serve's web
+    # driver is the exception: it talks over pipes by design.)
+    if not os.environ.get("TEXTUAL_DRIVER"):
+        for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin), ("stderr", sys.stderr)):
+            if stream is None or not stream.isatty():
+                raise UsageError(f"the terminal UI needs a terminal, and {name} is not one; "
+                                 "use `spillscope ls` or `spillscope verify` for text output")
+    from ..tui.app import SpillscopeApp
+
+    app = SpillscopeApp(root, logs, rebase=rebase, limits=limits)
+    from .. import webguard as _webguard
+
+    if _webguard.under_web_driver():  # started by `spillscope serve` for a browser tab
+        _webguard.die_with_parent()
+        _webguard.guard(app)
+        return _webguard.run_served(app.run)
+    app.run()
+    return 0
