@@ -30,7 +30,8 @@ from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .document import open_document
-from .screens import HelpScreen, ReaderScreen
+from .help import HelpScreen
+from .reader import ReaderScreen
 from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
 
 

@@ -179,7 +179,7 @@ class SearchScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="open-hit")
     def open_hit(self, h: SearchHit) -> None:
         from .document import open_document
-        from .screens import ReaderScreen
+        from .reader import ReaderScreen
 
         app = self.app
         try:
