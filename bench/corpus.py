@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import hostile
 from spillscope._text import js_stringify, js_utf8
 from spillscope.reference.message import render_reference_text
 from spillscope.reference.transcript import render_transcript
@@ -145,7 +146,7 @@ def _big_with_bad_tail() -> bytes:
     return js_utf8("\n".join(lines))
 
 
-def build(base: Path, *, huge_line_bytes: int = 2 << 30) -> tuple[Path, Path, list[Item]]:
+def build(base: Path, *, huge_line_bytes: int = 2 << 30, quick: bool = True) -> tuple[Path, Path, list[Item]]:
     root, logs = base / "root", base / "logs"
     sdir = root / session_dir_name(TARGET)
     sdir.mkdir(parents=True, mode=0o700)
@@ -240,4 +241,6 @@ def build(base: Path, *, huge_line_bytes: int = 2 << 30) -> tuple[Path, Path, li
     other = _Log(logs, "corpus-garbage")
     other.path.write_bytes(b"\x00\xff\xfe not json at all\n")
     items.append(Item("log-binary-garbage", str(other.path), 1))
+    # Every class of hostile and huge input from issue #12 (bench/hostile.py).
+    items += [Item(name, path, line, unpriv) for name, path, line, unpriv in hostile.plant_corpus(root, logs, quick)]
     return root, logs, items

@@ -11,5 +11,5 @@ def test_reliability_short_version():
     script = Path(__file__).resolve().parent.parent / "bench" / "reliability.py"
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert "corpus items: 67; with a located finding: 67" in proc.stdout
+    assert "corpus items: 86; with a located finding: 86" in proc.stdout
     assert "ALL PASSED" in proc.stdout

@@ -253,7 +253,7 @@ def test_unreadable_root_is_stale_then_live():
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
     if as_nobody and shutil.which("setpriv") is None:
         pytest.skip("setpriv is not installed")
-    base = Path(tempfile.mkdtemp(prefix="spillscope-test-"))
+    base = Path(tempfile.mkdtemp(prefix="spillscope-test-", dir="/tmp"))
     try:
         os.chmod(base, 0o777)
         root = base / "root"

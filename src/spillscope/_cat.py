@@ -157,10 +157,10 @@ class _Transcript:
         try:
             incomplete = self.json() if as_json else self.text()
         except TranscriptError as exc:
-            self.writer.note(f"spillscope: malformed artifact: {exc}")
+            self.writer.note(f"spillscope: malformed artifact: {visible(str(exc), one_line=True)}")
             return 1
         if incomplete is not None:
-            self.writer.note(f"spillscope: warning: incomplete artifact ({self.path}:{incomplete.line}: {incomplete.reason})")
+            self.writer.note(f"spillscope: warning: incomplete artifact ({visible(self.path, one_line=True)}:{incomplete.line}: {incomplete.reason})")
         if self.want is not None and self.want > self.last:
             self.writer.note(f"spillscope: no message {self.want}: the transcript has {count(self.last, 'message')}")
             return 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -101,17 +102,40 @@ def tag_safe_json(value: Any) -> str:
     return js_stringify(value).replace("<", "\\u003c")
 
 
-def loads_exact(data: bytes | str) -> Any:
+def loads_exact(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON keeping lone surrogates: orjson on the fast path, stdlib where it refuses.
 
     Strings that came back through the fallback are normalised so that two escaped
     halves of a pair become one code point, as in JavaScript.
+    Untrusted input: every failure is a ``ValueError`` — including JSON nested deeper
+    than the stdlib parser can recurse (orjson stops at 1024 levels; ``json`` would raise
+    ``RecursionError``, which no caller expects from bad input).
     """
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    if _too_deep(first):
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    text = str(data, "utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    # What orjson refused for another reason (a lone surrogate) may still be nested up to
+    # its limit: give the recursive stdlib parser room for that many levels, no more.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + MAX_JSON_DEPTH + 64)
+    try:
         return _normalize_tree(json.loads(text))
+    except RecursionError:
+        raise ValueError(f"JSON nested too deep to parse (orjson: {first})") from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+#: orjson's own limit; deeper JSON is refused by it and would recurse in ``json``.
+MAX_JSON_DEPTH = 1024
+
+
+def _too_deep(exc: orjson.JSONDecodeError) -> bool:
+    return "recursion limit" in str(exc) or "depth" in str(exc).lower()
 
 
 def _normalize_tree(value: Any) -> Any:
@@ -130,17 +154,20 @@ def code_point_slices(text: str, size: int = 64) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, one_line: bool = False) -> str:
     """Make controls and lone surrogates visible for display; never interpreted.
 
     C0 controls map to the Unicode control pictures (``␀``, ``␛``...), a lone CR to
     ``⏎``, DEL to ``␡``, C1 controls and bidi/format controls to ``⟨U+XXXX⟩``, and a
-    lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are.
+    lone surrogate to ``⟨lone U+D800⟩``. Newlines and tabs stay as they are, unless
+    ``one_line``: then they are shown too (``␊``, ``␉``), so a name or text put in a
+    row of a table can never start a row of its own.
     """
+    shown = _SHOWN_LINE if one_line else _SHOWN
     # Most text (every plain file name in a 100k listing) has nothing to show: one scan.
-    if _SHOWN.search(text) is None:
+    if shown.search(text) is None:
         return text
-    return _SHOWN.sub(_show, js_normalize(text))
+    return shown.sub(_show, js_normalize(text))
 
 
 def _show(match: re.Match[str]) -> str:
@@ -165,3 +192,4 @@ _FORMAT_CONTROLS = frozenset(
 )
 #: Every code point :func:`visible` replaces (newline and tab stay).
 _SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
+_SHOWN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")

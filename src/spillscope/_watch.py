@@ -37,15 +37,15 @@ def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: Text
     restore = _stop_on_signals(stop)
     try:
         if why is not None:
-            err.write(f"spillscope: {root} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
+            err.write(f"spillscope: {visible(root, one_line=True)} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
             err.flush()
         for batch in watch_root(root, stop=stop, initial=initial):
             for ev in batch:
                 if as_json:
                     out.write(json.dumps(ev.to_json(), ensure_ascii=True) + "\n")
                 else:
-                    detail = f"  ({visible(ev.detail)})" if ev.detail else ""
-                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path)}{detail}\n")
+                    detail = f"  ({visible(ev.detail, one_line=True)})" if ev.detail else ""
+                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path, one_line=True)}{detail}\n")
             out.flush()
     finally:
         stop.set()

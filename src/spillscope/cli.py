@@ -8,6 +8,7 @@ output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -98,8 +99,20 @@ def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
 
 
+def _check_listable(root: str) -> None:
+    """An unreadable root is an I/O error (exit 2), not an empty listing of 0 sessions."""
+    try:
+        with os.scandir(root):
+            pass
+    except (FileNotFoundError, NotADirectoryError):
+        return  # reported as "not a directory" where the root is first used
+    except OSError as exc:
+        raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
+
+
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     now = time.time()
+    _check_listable(args.root)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         if not Path(args.root).is_dir():
@@ -120,26 +133,32 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cell(text: object) -> str:
+    """Untrusted text for one row of human output: controls visible, newlines and tabs
+    too, so no name or detail can start a row of its own (or forge one)."""
+    return visible(str(text), one_line=True)
+
+
 def _write_table(data: dict[str, Any], out: TextIO) -> None:
     """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
     artifacts = sum(s["artifactCount"] for s in data["sessions"])
-    out.write(f"{visible(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    out.write(f"{_cell(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
     listed = set()
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{s['dir']}  {visible(label)}  {count(s['artifactCount'], 'artifact')}  {s['mode']}{badge}\n")
+        out.write(f"\n{_cell(s['dir'])}  {_cell(label)}  {count(s['artifactCount'], 'artifact')}  {_cell(s['mode'])}{_cell(badge)}\n")
         lines = []
         for a in s["artifacts"]:
             listed.add(a["path"])
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
-            lines.append(f"  {a['kind']:<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {visible(a['name'])}{badge}\n")
+            lines.append(f"  {_cell(a['kind']):<29} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  {_cell(a['name'])}{_cell(badge)}\n")
         out.write("".join(lines))
     others = [Finding(**f) for f in data["findings"] if f["path"] not in listed]
     if others:
         out.write("\nOther findings:\n")
         for f in others:
-            out.write(f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}\n")
+            out.write(f"  {f.severity:<7} {f.code:<20} {_cell(f.where)}  {_cell(f.detail)}\n")
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
@@ -155,13 +174,13 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
         _write_json(out, {"summary": ins.summary(), "findings": [f.to_json() for f in ins.findings],
                           "failOn": sorted(args.fail_on), "notices": cov.to_json(), "ok": status == 0})
         return status
-    out.write(f"verified {visible(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, "
+    out.write(f"verified {_cell(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, "
               f"{count(cov.found, 'notice')} found, {cov.checked} checked, {count(len(ins.findings), 'finding')}\n")
     for f in sorted(ins.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
-        out.write(f"{f.severity:<7} {f.code:<20} {visible(f.where)}\n        {visible(f.detail)}\n")
+        out.write(f"{f.severity:<7} {f.code:<20} {_cell(f.where)}\n        {_cell(f.detail)}\n")
         if f.locator and f.locator != f.path:
-            out.write(f"        locator: {visible(f.locator)}\n")
-    out.write("".join(visible(line) + "\n" for line in describe(cov)))
+            out.write(f"        locator: {_cell(f.locator)}\n")
+    out.write("".join(_cell(line) + "\n" for line in describe(cov)))
     if cov.none_checked:
         out.write(f"FAIL: none of the {count(cov.with_locator, 'notice')} with a locator could be checked "
                   f"({cov.unchecked} outside the root); {count(len(failing), 'finding')} at or above --fail-on\n")
@@ -392,12 +411,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command in ("ls", "verify"):
+        # One batch pass building acyclic records and their JSON: reference counting frees
+        # them; the cyclic collector would only re-walk them as they pile up (superlinear).
+        gc.disable()
     try:
         status = int(args.func(args, sys.stdout))
         sys.stdout.flush()  # here, not at exit: a closed pipe is handled below
         return status
     except (UsageError, SettingError) as exc:
-        sys.stderr.write(f"spillscope: {exc}\n")
+        sys.stderr.write(f"spillscope: {_cell(exc)}\n")
         return 2
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): silence the flush at exit, and keep the
@@ -407,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         # A path the command could not open (permissions, vanished, a port in use):
         # one line saying which and why, never a traceback.
-        where = f"{visible(os.fsdecode(exc.filename))}: " if exc.filename is not None else ""
+        where = f"{_cell(os.fsdecode(exc.filename))}: " if exc.filename is not None else ""
         sys.stderr.write(f"spillscope: {where}{exc.strerror or exc}\n")
         return 2
     except KeyboardInterrupt:

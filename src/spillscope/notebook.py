@@ -89,7 +89,7 @@ class Findings:
 
     def __repr__(self) -> str:
         lines = [count(len(self.items), 'finding')]
-        lines += [f"  {f.severity:<7} {f.code:<20} {visible(f.where)}  {visible(f.detail)}" for f in self.items]
+        lines += [f"  {f.severity:<7} {f.code:<20} {visible(f.where, one_line=True)}  {visible(f.detail, one_line=True)}" for f in self.items]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -131,11 +131,11 @@ class TranscriptView:
 
     def __repr__(self) -> str:
         meta = self.transcript.metadata
-        head = f"Transcript {self.transcript.path} ({len(self.transcript.messages)} messages"
+        head = f"Transcript {visible(self.transcript.path, one_line=True)} ({len(self.transcript.messages)} messages"
         head += ")" if self.transcript.complete else f", INCOMPLETE: {self.transcript.incomplete.reason})"  # type: ignore[union-attr]
-        lines = [head, f"  session {visible(meta.session_id)} label {visible(meta.label)}" if meta else "  (no metadata)"]
+        lines = [head, f"  session {visible(meta.session_id, one_line=True)} label {visible(meta.label, one_line=True)}" if meta else "  (no metadata)"]
         for m in self.transcript.messages:
-            short = visible(m.text[:120]) + ("…" if len(m.text) > 120 else "")
+            short = visible(m.text[:120], one_line=True) + ("…" if len(m.text) > 120 else "")
             lines.append(f"  [{m.index}] {m.role}: {short}")
         return "\n".join(lines)
 
@@ -189,7 +189,7 @@ class Reference:
 
     def __repr__(self) -> str:
         r = self.to_records()[0]
-        head = f"Reference {visible(r['label'])} ({visible(r['sessionId'])}) → {r['status']}"
+        head = f"Reference {visible(r['label'], one_line=True)} ({visible(r['sessionId'], one_line=True)}) → {r['status']}"
         if self.link.entry.notice is None:
             return head + "\n  intact: nothing omitted, no notice, no saved transcript"
 
@@ -198,8 +198,9 @@ class Reference:
 
         why = {"expired": "not recomputed: the artifact is gone", "outside-root": "not recomputed: the locator is outside the root",
                "unavailable": "not recomputed: no snapshot was saved", "invalid": "not recomputed: the notice is malformed",
+               "unverified": "not recomputed: the root or session dir cannot be read",
                }.get(self.link.status, "not recomputed: the artifact could not be read")
-        locator = f"  locator {visible(r['locator'])}" if r["locator"] is not None else "  no locator"
+        locator = f"  locator {visible(r['locator'], one_line=True)}" if r["locator"] is not None else "  no locator"
         return "\n".join([head, counts("omittedMessages", r["omittedMessages"], r["recomputedOmittedMessages"]),
                           counts("omittedBytes", r["omittedBytes"], r["recomputedOmittedBytes"]), locator])
 
@@ -228,8 +229,9 @@ class Reference:
         resolves = {"resolves": "✔ resolves", "expired": "✘ EXPIRED — the artifact is gone; the notice remains",
                     "unavailable": f"unavailable: {snap.get('reason')}", "intact": "intact: nothing omitted",
                     "outside-root": "⚠ outside the inspected root", "invalid": "⚠ malformed notice",
-                    "normalized": "ℹ replay-normalised locator (matched by name)"}[self.link.status]
-        cls = "bad" if self.link.status in ("expired", "invalid") else ""
+                    "normalized": "ℹ replay-normalised locator (matched by name)",
+                    "unverified": "⚠ UNVERIFIED — the root or session dir cannot be read"}[self.link.status]
+        cls = "bad" if self.link.status in ("expired", "invalid", "unverified") else ""
         right = (f"<b>Omission notice</b><table><tr><th>field</th><th>logged</th><th>recomputed</th></tr>{''.join(rows)}</table>"
                  f"<div>locator <code>{esc(snap.get('locator', '—'))}</code></div>"
                  f"<div>hint {esc(snap.get('retrievalHint', '—'))}</div><div class='{cls}'>{esc(resolves)}</div>"
@@ -274,7 +276,7 @@ class Session:
                  "mtime": a.mtime, "mode": f"{a.mode:04o}"} for a in self.artifacts]
 
     def __repr__(self) -> str:
-        return (f"Session {self.dir} ({visible(self.session_id or 'id unknown')}): {count(len(self.artifacts), 'artifact')}, "
+        return (f"Session {self.dir} ({visible(self.session_id or 'id unknown', one_line=True)}): {count(len(self.artifacts), 'artifact')}, "
                 f"{count(len(self.references), 'reference')}")
 
     def _repr_html_(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Union
@@ -47,42 +48,177 @@ def is_log_name(name: str) -> bool:
     return LOG_PATTERN.match(name) is not None
 
 
+@dataclass(frozen=True)
+class LogProblem:
+    """Something under the logs root that should be a log and cannot be read as one: a
+    directory, FIFO or symlink with a log's name (``malformed``), or a directory that
+    cannot be listed (``unreadable``)."""
+
+    path: str
+    reason: str
+    unreadable: bool = False
+
+
 def find_logs(logs_root: str | os.PathLike[str]) -> list[Path]:
     """Every session log below ``logs_root`` (``<project>/<session>/session*.jsonl[.zstd]``)."""
+    return find_logs_checked(logs_root)[0]
+
+
+def find_logs_checked(logs_root: str | os.PathLike[str]) -> tuple[list[Path], list[LogProblem]]:
+    """:func:`find_logs`, plus every :class:`LogProblem` met on the way (never silent)."""
     out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(logs_root, followlinks=False):
+    problems: list[LogProblem] = []
+
+    def unreadable(exc: OSError) -> None:
+        problems.append(LogProblem(os.fspath(exc.filename or logs_root), f"cannot list this logs directory: "
+                                   f"{exc.strerror or exc}", unreadable=True))
+
+    for dirpath, dirnames, filenames in os.walk(logs_root, onerror=unreadable, followlinks=False):
         dirnames.sort()
-        for name in sorted(filenames):
-            if is_log_name(name):
-                out.append(Path(dirpath) / name)
-    return out
+        for name in sorted(filenames + [d for d in dirnames if is_log_name(d)]):
+            if not is_log_name(name):
+                continue
+            path = Path(dirpath) / name
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError as exc:
+                problems.append(LogProblem(os.fspath(path), exc.strerror or str(exc), unreadable=True))
+                continue
+            if stat.S_ISREG(mode):
+                out.append(path)
+            else:
+                problems.append(LogProblem(os.fspath(path), f"{_kind(mode)} where a session log belongs; not read"))
+        # A directory named like a log is reported above, not walked as a project dir.
+        dirnames[:] = [d for d in dirnames if not is_log_name(d)]
+    return out, problems
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symlink (never followed)"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device or special file"
+
+
+#: A line budget: this many malformed lines in a row, with no row between, is not a log
+#: (a 32 KB zstd file inflating to a billion empty lines stops here, with a finding).
+MAX_BAD_RUN = 1000
+#: An inflation budget for ``.zstd`` logs: JSONL rows never compress this well, so a
+#: file that inflates past it is a bomb, not a log (its finding says where it stopped).
+MAX_ZSTD_RATIO = 4096
+ZSTD_SLACK = 64 << 20
 
 
 def open_log(path: str | os.PathLike[str]) -> BinaryIO:
     """A binary stream of the log's JSONL text (decompressing ``.zstd`` on the fly)."""
-    raw = os.fdopen(open_regular(path), "rb", buffering=1 << 20)
+    return _open_log(path)[0]
+
+
+def _open_log(path: str | os.PathLike[str]) -> tuple[BinaryIO, int | None, str | None]:
+    """(stream, inflation budget or None, why the zstd frames are not whole or None)."""
+    fd = open_regular(path)
     if not os.fspath(path).endswith(".zstd"):
-        return raw
+        return os.fdopen(fd, "rb", buffering=1 << 20), None, None
+    try:
+        size = os.fstat(fd).st_size
+        broken = zstd_frames_problem(fd, size)
+    except BaseException:
+        os.close(fd)
+        raise
+    raw = os.fdopen(fd, "rb", buffering=1 << 20)
     try:
         import zstandard
     except ImportError as exc:  # pragma: no cover - the dependency is declared
         raw.close()
         raise LogError("reading .zstd logs needs the 'zstandard' package") from exc
     reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True, read_across_frames=True)
-    return io.BufferedReader(reader, buffer_size=1 << 20)
+    return io.BufferedReader(reader, buffer_size=1 << 20), MAX_ZSTD_RATIO * size + ZSTD_SLACK, broken
+
+
+_ZSTD_MAGIC = 0xFD2FB528
+
+
+class _Window:
+    def __init__(self, fd: int) -> None:
+        self.fd, self.start, self.data = fd, 0, b""
+
+    def pread(self, n: int, at: int) -> bytes:
+        if at < self.start or at + n > self.start + len(self.data):
+            self.start, self.data = at, os.pread(self.fd, max(n, 1 << 20), at)
+        return self.data[at - self.start : at - self.start + n]
+
+
+def zstd_frames_problem(fd: int, size: int) -> str | None:
+    """Why the zstd frames in ``fd`` are not whole (cut off, or not zstd), else None.
+
+    The decompressor ends a cut-off stream as if it were complete; walking the frame and
+    block headers (no decompression: a few bytes per 128 KiB block) tells the difference."""
+    import zstandard
+
+    pread = _Window(fd).pread  # headers come from 1 MiB windows, not one syscall each
+
+    pos = 0
+    while pos < size:
+        head = pread(18, pos)
+        if len(head) < 4:
+            return f"cut off inside a frame header at byte {pos} of {size}"
+        magic = int.from_bytes(head[:4], "little")
+        if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame
+            if len(head) < 8:
+                return f"cut off inside a skippable frame at byte {pos} of {size}"
+            pos += 8 + int.from_bytes(head[4:8], "little")
+            if pos > size:
+                return f"cut off inside a skippable frame (ends at byte {size})"
+            continue
+        if magic != _ZSTD_MAGIC:
+            return f"not a zstd frame at byte {pos}"
+        try:
+            params = zstandard.get_frame_parameters(head)
+            pos += zstandard.frame_header_size(head)
+        except zstandard.ZstdError as exc:
+            return f"bad zstd frame header at byte {pos}: {exc}"
+        while True:
+            block = pread(3, pos)
+            if len(block) < 3:
+                return f"cut off inside a zstd frame (a block header at byte {pos} of {size} is missing)"
+            value = int.from_bytes(block, "little")
+            kind, length = (value >> 1) & 3, value >> 3
+            if kind == 3:
+                return f"corrupt zstd block at byte {pos}"
+            pos += 3 + (1 if kind == 1 else length)
+            if pos > size:
+                return f"cut off inside a zstd frame (a block runs to byte {pos}, the file ends at {size})"
+            if value & 1:
+                break
+        if params.has_checksum:
+            pos += 4
+            if pos > size:
+                return f"cut off inside a zstd frame's checksum (file ends at byte {size})"
+    return None
 
 
 def iter_log(
     path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[Union[LogRow, LogLineError]]:
-    """Rows (line 1 is the header) and located line errors; a torn last line is an error too."""
+    """Rows (line 1 is the header) and located line errors; a torn last line is an error too.
+
+    Reading stops, with a located error, where the log is clearly not a log: after
+    :data:`MAX_BAD_RUN` malformed lines in a row, or a ``.zstd`` log inflating past its
+    budget. A cut-off ``.zstd`` stream is an error at the line where it ends."""
     name = os.fspath(path)
     try:
-        stream = open_log(path)
+        stream, budget, broken = _open_log(path)
     except OSError as exc:
         raise LogError(f"{name}: {exc.strerror or exc}") from exc
     with stream:
         line = 0
+        bad_run = 0
+        inflated = 0
         while True:
             try:
                 raw = stream.readline(max_line_bytes + 1)
@@ -90,30 +226,54 @@ def iter_log(
                 yield LogLineError(name, line + 1, f"cannot decompress: {exc}")
                 return
             if not raw:
+                if broken is not None:
+                    yield LogLineError(name, line + 1, f"zstd stream is not whole, the log ends early: {broken}")
                 return
             line += 1
+            inflated += len(raw)
+            if budget is not None and inflated > budget:
+                yield LogLineError(name, line, f"not a session log: inflates past {budget} bytes "
+                                               f"({MAX_ZSTD_RATIO}x its compressed size); stopped reading")
+                return
             if raw[-1:] != b"\n":
                 if len(raw) > max_line_bytes:
                     yield LogLineError(name, line, f"line exceeds {max_line_bytes} bytes")
                     # Skip the rest of the overlong line without holding it.
                     while raw and raw[-1:] != b"\n":
                         raw = stream.readline(1 << 20)
+                        inflated += len(raw)
+                        if budget is not None and inflated > budget:
+                            yield LogLineError(name, line, f"not a session log: inflates past {budget} bytes "
+                                                           f"({MAX_ZSTD_RATIO}x its compressed size); stopped reading")
+                            return
                     continue
-                yield LogLineError(name, line, "torn last line (no final newline)")
+                yield LogLineError(name, line, "torn last line (no final newline)"
+                                   + (f"; zstd stream is not whole: {broken}" if broken is not None else ""))
                 return
-            body = raw[:-1]
-            if not body.strip():
-                yield LogLineError(name, line, "empty line")
+            # A view, not a copy: a line can be 64 MB, and each fresh buffer that big costs
+            # its page faults again (big allocations are never reused by malloc).
+            body = memoryview(raw)[:-1]
+            error = None
+            if not body or raw.isspace():
+                error = "empty line"
+            else:
+                try:
+                    value = loads_exact(body)
+                except ValueError as exc:
+                    error = f"invalid JSON: {exc}"
+                else:
+                    if not isinstance(value, dict):
+                        error = "line is not a JSON object"
+            if error is None:
+                bad_run = 0
+                yield LogRow(line, value)
                 continue
-            try:
-                value = loads_exact(body)
-            except ValueError as exc:
-                yield LogLineError(name, line, f"invalid JSON: {exc}")
-                continue
-            if not isinstance(value, dict):
-                yield LogLineError(name, line, "line is not a JSON object")
-                continue
-            yield LogRow(line, value)
+            bad_run += 1
+            if bad_run >= MAX_BAD_RUN:
+                yield LogLineError(name, line, f"not a session log: {MAX_BAD_RUN} malformed lines in a row "
+                                               f"(lines {line - MAX_BAD_RUN + 1}-{line}, the last: {error}); stopped reading")
+                return
+            yield LogLineError(name, line, error)
 
 
 @dataclass(frozen=True)

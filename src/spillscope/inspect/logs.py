@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..reference.message import ReferenceMessageError, is_reference_message, message_text, parse_reference_text
-from ..sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs, iter_log, parse_header
+from ..sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs_checked, iter_log, parse_header
 from ..spill.naming import session_hash
 from ..spill.policy import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
@@ -158,12 +158,16 @@ def _read_reference(log: SessionLog, data: Mapping[str, Any], line: int, seq: in
 
 def read_logs(logs_root: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
               progress: ProgressFn | None = None) -> list[SessionLog]:
-    paths = list(find_logs(logs_root))
+    paths, problems = find_logs_checked(logs_root)
     out = []
-    for path in paths:
+    for problem in problems:
+        # Not a log, but where one belongs: a finding, never a silent skip.
+        code = "unreadable" if problem.unreadable else "malformed-log"
+        out.append(SessionLog(problem.path, None, None, findings=[finding(code, path=problem.path, detail=problem.reason)]))
+    for done, path in enumerate(paths, start=1):
         out.append(read_session_log(path, max_line_bytes=max_line_bytes))
         if progress is not None:
-            progress("logs", len(out), len(paths))
+            progress("logs", done, len(paths))
     return out
 
 

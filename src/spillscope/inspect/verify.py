@@ -8,12 +8,14 @@ opened for writing under the root or the logs.
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from .._fs import open_regular
 from .._text import js_utf8
@@ -30,7 +32,7 @@ from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs
 from .replay import match_normalized, normalized_name
 from .scan import Artifact, ProgressFn, RootScan, scan_root
 
-LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid", "normalized"]
+LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid", "normalized", "unverified"]
 MAX_SAFE = 2**53 - 1
 
 
@@ -119,6 +121,21 @@ def _valid_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SAFE
 
 
+@contextmanager
+def _acyclic() -> Iterator[None]:
+    """Pause the cyclic garbage collector while records pile up: every record built here
+    is acyclic (tuples, dataclasses, dicts of them) and freed by reference counting, yet
+    the collector re-walks all of them again and again as they accumulate (at 200,000
+    artifacts a third of the run, and growing faster than the root)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def inspect_root(
     root: str | os.PathLike[str],
     logs: str | os.PathLike[str] | None = None,
@@ -135,6 +152,16 @@ def inspect_root(
 
     ``max_line_bytes`` bounds a transcript line (a fragment is at most 386 bytes) and
     ``max_log_line_bytes`` a log line: longer lines are findings, never read whole."""
+    with _acyclic():
+        return _inspect_root(root, logs, retention_seconds, now, rebase, check_content, progress,
+                             max_line_bytes, max_log_line_bytes)
+
+
+def _inspect_root(
+    root: str | os.PathLike[str], logs: str | os.PathLike[str] | None, retention_seconds: float | None,
+    now: float | None, rebase: str | None, check_content: bool, progress: ProgressFn | None,
+    max_line_bytes: int, max_log_line_bytes: int,
+) -> Inspection:
     root = os.path.abspath(os.fspath(root))
     now = time.time() if now is None else now
     scan = scan_root(root, progress=progress)
@@ -156,15 +183,21 @@ def inspect_root(
         meter = _ByteMeter(progress, sum(a.size for a in by_path.values()
                                          if a.kind == "session-reference-transcript" and a.is_regular))
 
+    digests = _Digests(max_line_bytes, meter)
+    if check_content:
+        for log in session_logs:
+            for entry in log.references:
+                digests.want(entry, root, rebase, by_path)
+    blind = _Blind(scan)
     for log in session_logs:
         for entry in log.references:
-            link = _link_reference(entry, root, rebase, by_path, checks, check_content, max_line_bytes, meter)
+            link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests, blind)
             references.append(link)
             findings.extend(link.findings)
             if link.artifact is not None:
                 named.add(link.artifact.path)
         for spill in log.tool_spills:
-            tlink = _link_tool_spill(spill, root, rebase, by_path)
+            tlink = _link_tool_spill(spill, root, rebase, by_path, blind)
             tool_links.append(tlink)
             findings.extend(tlink.findings)
             if tlink.artifact is not None:
@@ -261,6 +294,77 @@ def _digest(art: Artifact, keep: int, max_line_bytes: int, meter: _ByteMeter | N
         meter.end()
 
 
+class _Blind:
+    """Where the scan could not look: the root or a session dir it could not list (or an
+    entry it could not stat). A locator under one of them is *unverified* — its artifact
+    may well be there — never expired."""
+
+    def __init__(self, scan: RootScan) -> None:
+        self.root = scan.root
+        self.why = {f.path: f.detail for f in scan.findings
+                    if f.code == "unreadable" and f.path is not None and f.detail != "spill root does not exist"}
+
+    def at(self, path: str) -> tuple[str, str] | None:
+        """(the unreadable place at or above ``path``, why), or None."""
+        if not self.why:
+            return None
+        d = path
+        while len(d) >= len(self.root):
+            if d in self.why:
+                return d, self.why[d]
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        return None
+
+    def finding(self, where: dict[str, Any], locator: str, what: str, path: str) -> Finding | None:
+        hit = self.at(path)
+        if hit is None:
+            return None
+        return finding("unreadable", **where, locator=locator,
+                       detail=f"{what}: not checked, {hit[0]} cannot be read ({hit[1]}); unverified, not expired")
+
+
+class _Digests:
+    """Each transcript is read once however many notices name it: with the largest
+    ``keep`` any of them needs, and held only until the last of them is checked (8,000
+    notices naming one 8 MB transcript must not read it 8,000 times)."""
+
+    def __init__(self, max_line_bytes: int, meter: _ByteMeter | None) -> None:
+        self.max_line_bytes, self.meter = max_line_bytes, meter
+        self.keep: dict[tuple[str, int, float], int] = {}
+        self.left: Counter[tuple[str, int, float]] = Counter()
+        self.held: dict[tuple[str, int, float], Any] = {}
+
+    def want(self, entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> None:
+        locator = entry.locator
+        path = resolve_locator(locator, root, rebase)[0] if locator is not None else None
+        art = by_path.get(path) if path is not None else None
+        if art is None or not art.is_regular:
+            return
+        conversation = entry.preview.get("conversation")
+        key = (art.path, art.size, art.mtime)
+        self.keep[key] = max(self.keep.get(key, 0), keep_bytes_for(conversation if isinstance(conversation, list) else []))
+        self.left[key] += 1
+
+    def get(self, art: Artifact, keep: int) -> tuple[Any, list[Any], Any]:
+        """:func:`_digest` of ``art`` (raising what it raised), read at most once."""
+        key = (art.path, art.size, art.mtime)
+        if key not in self.held:
+            try:
+                self.held[key] = _digest(art, max(keep, self.keep.get(key, 0)), self.max_line_bytes, self.meter)
+            except (TranscriptError, OSError) as exc:
+                self.held[key] = exc
+        got = self.held[key]
+        self.left[key] -= 1
+        if self.left[key] <= 0:
+            del self.held[key]
+        if isinstance(got, BaseException):
+            raise got
+        return got  # type: ignore[no-any-return]
+
+
 def _check_transcript(art: Artifact, session: str | None, max_line_bytes: int, meter: _ByteMeter | None = None,
                       keep: int = 1) -> ArtifactCheck:
     check = ArtifactCheck(art)
@@ -302,7 +406,7 @@ def _validate_notice(entry: ReferenceEntry) -> list[str]:
 
 def _link_reference(
     entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
-    checks: dict[str, ArtifactCheck], check_content: bool, max_line_bytes: int, meter: _ByteMeter | None,
+    checks: dict[str, ArtifactCheck], check_content: bool, digests: _Digests, blind: _Blind,
 ) -> ReferenceLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     stats = entry.stats or {}
@@ -340,6 +444,11 @@ def _link_reference(
             link.findings.append(finding("outside-root", **where, locator=locator, detail=why))
             return link
         art = by_path.get(path)
+        unread = blind.finding(where, locator, f"reference to {entry.session_id!r}", path) if art is None else None
+        if unread is not None:
+            link.status = "unverified"
+            link.findings.append(unread)
+            return link
         if art is None or not art.is_regular:
             link.status = "expired"
             link.findings.append(finding("expired-locator", **where, locator=locator,
@@ -358,7 +467,7 @@ def _link_reference(
     conversation = entry.preview.get("conversation")
     keep = keep_bytes_for(conversation if isinstance(conversation, list) else [])
     try:
-        meta, views, incomplete = _digest(art, keep, max_line_bytes, meter)
+        meta, views, incomplete = digests.get(art, keep)
     except TranscriptError as exc:
         checks[art.path] = ArtifactCheck(art, [finding("malformed-artifact", path=art.path, line=exc.line,
                                                        session=entry.target_session, locator=locator, detail=exc.reason)])
@@ -401,7 +510,8 @@ def _tool_size_fits(entry: ToolSpillEntry) -> Callable[[int], bool] | None:
     return lambda size: size - base in (0, 3, 6)
 
 
-def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> ToolSpillLink:
+def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
+                     blind: _Blind) -> ToolSpillLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     dialect = _dialect_finding(entry, where)
     name = normalized_name(entry.locator)
@@ -420,6 +530,11 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             link.findings.append(finding("outside-root", **where, locator=entry.locator, detail=why))
             return link
         art = by_path.get(path)
+        unread = blind.finding(where, entry.locator, f"tool result {entry.call_id}", path) if art is None else None
+        if unread is not None:
+            link = ToolSpillLink(entry, "unverified", None, dialect)
+            link.findings.append(unread)
+            return link
         if art is None or not art.is_regular:
             link = ToolSpillLink(entry, "expired", None, dialect)
             link.findings.append(finding("expired-locator", **where, locator=entry.locator,
@@ -447,8 +562,13 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.
             n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b) + 3, len(head_b) + 3)
-            first = os.pread(fd, n_head, 0)
-            last = os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b""
+            if n_head + n_tail >= art.size:
+                # The ends overlap: one read (not two reads of most of the file).
+                whole = os.pread(fd, art.size, 0)
+                first, last = whole[:n_head], (whole[max(0, art.size - n_tail):] if n_tail else b"")
+            else:
+                first = os.pread(fd, n_head, 0)
+                last = os.pread(fd, n_tail, max(0, art.size - n_tail)) if n_tail else b""
         finally:
             os.close(fd)
     except OSError as exc:

@@ -19,6 +19,13 @@ from .transcript import Transcript, TranscriptMetadata
 _MARKER = re.compile(r"\n\[… omitted (0|[1-9][0-9]*) UTF-8 bytes …\]\Z")
 
 
+def _marker(text: str) -> re.Match[str] | None:
+    """The omission marker ending ``text``: only its last candidate is tried (a search
+    would try every newline of a 60 MB preview message)."""
+    at = text.rfind("\n[… omitted ")
+    return _MARKER.match(text, at) if at >= 0 else None
+
+
 @dataclass(frozen=True)
 class Disagreement:
     field: str
@@ -40,24 +47,44 @@ class Recomputed:
     joins: tuple[int | None, ...] = ()
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
+_BLOCK = 1 << 16
+
+
+def common_prefix(a: bytes | memoryview, b: bytes | memoryview) -> int:
+    """Length of the longest common prefix: whole blocks compared at C speed until one
+    differs, then a binary search inside that block (linear; a binary search over the
+    whole length re-compares halves of it log n times)."""
     n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:  # binary search on slice equality: C-speed comparisons
+    if a[:n] == b[:n]:
+        return n
+    at = 0
+    while a[at : at + _BLOCK] == b[at : at + _BLOCK]:
+        at += _BLOCK
+    lo, hi = at, min(n, at + _BLOCK)
+    while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[at:mid] == b[at:mid]:
             lo = mid
         else:
             hi = mid - 1
     return lo
 
 
-def common_suffix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n
+def common_suffix(a: bytes | memoryview, b: bytes | memoryview) -> int:
+    """Length of the longest common suffix (the same, block by block from the ends)."""
+    n, la, lb = min(len(a), len(b)), len(a), len(b)
+    if a[la - n :] == b[lb - n :]:
+        return n
+    k = 0  # the last k bytes are known common
+    while True:
+        step = min(_BLOCK, n - k)
+        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+            break
+        k += step
+    lo, hi = k, k + step
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
+        if a[la - mid : la - k] == b[lb - mid : lb - k]:
             lo = mid
         else:
             hi = mid - 1
@@ -81,6 +108,21 @@ class MessageView:
 
 
 BOM_BYTES = "\ufeff".encode("utf-8")
+
+
+class PreviewText:
+    """A preview message's text measured once: its UTF-8 bytes and, when it ends in the
+    omission marker, the kept bytes before it. Matching one preview message against
+    thousands of transcript messages must not re-encode or re-search it per candidate."""
+
+    __slots__ = ("text", "whole", "kept", "marker_n")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.whole = js_utf8(text)
+        m = _marker(text)
+        self.kept = js_utf8(text[: m.start()]) if m is not None else None
+        self.marker_n = int(m.group(1)) if m is not None else None
 
 
 @dataclass(frozen=True)
@@ -140,31 +182,31 @@ def _choose(splits: list[Split], logged: int | None) -> Split | None:
     return splits[0] if splits else None
 
 
-def _split_of(preview_text: str, view: MessageView) -> tuple[int, Split | None]:
+def _split_of(pre: PreviewText, view: MessageView) -> tuple[int, Split | None]:
     """(len(P), its split) for a shortened preview text with a marker."""
-    m = _MARKER.search(preview_text)
-    if m is None:
+    kept = pre.kept
+    if kept is None:
         return 0, None
-    kept = js_utf8(preview_text[: m.start()])
     if len(kept) > view.nbytes:
         return len(kept), None
-    return len(kept), _choose(retention_splits(kept, view.head, view.tail, view.nbytes), int(m.group(1)))
+    return len(kept), _choose(retention_splits(kept, view.head, view.tail, view.nbytes), pre.marker_n)
 
 
-def shortened_omission(preview_text: str, original: MessageView | str) -> int | None:
+def shortened_omission(preview_text: str | PreviewText, original: MessageView | str) -> int | None:
     """N if ``preview_text`` is a valid retention of ``original`` (identical → 0), else None."""
     view = MessageView.of_text("", original) if isinstance(original, str) else original
-    if preview_text == "":
+    pre = preview_text if isinstance(preview_text, PreviewText) else PreviewText(preview_text)
+    if pre.text == "":
         return view.nbytes
-    whole = js_utf8(preview_text)
+    whole = pre.whole
     if len(whole) == view.nbytes and len(view.head) >= view.nbytes and view.head[: view.nbytes] == whole:
         return 0
-    _, split = _split_of(preview_text, view)
+    _, split = _split_of(pre, view)
     return None if split is None else split.omitted
 
 
 def marker_count(preview_text: str) -> int | None:
-    m = _MARKER.search(preview_text)
+    m = _marker(preview_text)
     return int(m.group(1)) if m else None
 
 
@@ -180,7 +222,7 @@ def seen_byte_ranges(preview_text: str, original: MessageView | str) -> list[tup
         return [(0, view.nbytes)]
     if preview_text == "":
         return []
-    kept_len, split = _split_of(preview_text, view)
+    kept_len, split = _split_of(PreviewText(preview_text), view)
     assert split is not None
     return split.seen_ranges(kept_len, view.nbytes)
 
@@ -243,12 +285,16 @@ def recompute(conversation: Sequence[Mapping[str, Any]], messages: Transcript | 
     omitted_by_item: list[int] = [0] * len(conversation)
     used: set[int] = set()
 
+    measured: dict[int, PreviewText] = {}
+
     def try_match(i: int, j: int) -> bool:
         item = conversation[i]
         text = item.get("text") if isinstance(item, Mapping) else None
         if not isinstance(text, str) or item.get("role") != full[j].role:
             return False
-        n = shortened_omission(text, full[j])
+        if i not in measured:
+            measured[i] = PreviewText(text)
+        n = shortened_omission(measured[i], full[j])
         if n is None:
             return False
         sources[i], omitted_by_item[i] = j, n

@@ -45,6 +45,7 @@ CHECKPOINT_EVERY = 128
 #: only as far as its first screen needs (the rest is for a background worker).
 OPEN_WHOLE_BYTES = 4 << 20
 FAST_CHUNK = 1 << 20
+FIRST_CHUNK = 1 << 9
 
 _PREAMBLE = [TITLE, "", INTRO, *REFERENCE_WARNING.split("\n"), ""]
 _HEADER = re.compile(r"### Message ([0-9]+): (.*)\Z", re.S)
@@ -370,11 +371,17 @@ class _Parser:
         count = 0
         read = self.stream.read
         buf = b""
+        # Start small and double: a short message must cost its own bytes, not a whole
+        # chunk of what follows it (30,000 short messages would read 30,000 chunks).
+        size = FIRST_CHUNK
         while True:
-            chunk = read(FAST_CHUNK)
+            chunk = read(size)
+            size = min(size * 2, FAST_CHUNK)
             data = buf + chunk if buf else chunk
             base = self.offset  # file offset of data[0]
-            parts = data.split(b"\n")
+            # Only the lines up to the blank line that ends the message are split.
+            stop = 0 if data[:1] == b"\n" else data.find(b"\n\n")
+            parts = (data[: stop + 2] if stop >= 0 else data).split(b"\n")
             tail = parts.pop()  # bytes after the last newline (a partial line, or b"")
             try:
                 blank = parts.index(b"")  # fragment lines are never empty: a blank line ends the message

@@ -124,16 +124,19 @@ def _find_notice(text: str, accept: Any) -> tuple[int, int, Any] | None:
     if not text.endswith(CLOSE):
         return None
     start = 0
+    # Searched once: asking "is there a '. ' after here?" per candidate would rescan the
+    # rest of the text for each of thousands of look-alikes (quadratic).
+    last_guidance = text.rfind(GUIDANCE_SEPARATOR)
     while True:
         nxt = text.find(SEPARATOR + OPEN, start)
-        candidate = text[start : len(text) - len(CLOSE) if nxt < 0 else nxt]
-        location = candidate.find(LOCATION, len(OPEN))
-        if candidate.startswith(OPEN) and location >= 0:
-            accepted = accept(candidate[len(OPEN) : location])
+        end = len(text) - len(CLOSE) if nxt < 0 else nxt
+        location = text.find(LOCATION, start + len(OPEN), end) if text.startswith(OPEN, start) else -1
+        if location >= 0:
+            accepted = accept(text[start + len(OPEN) : location])
             if accepted is not None and accepted is not False:
-                after = start + location + len(LOCATION)
+                after = location + len(LOCATION)
                 # Upstream answers here either way; no later candidate can have a ". " after it.
-                return (start, after, accepted) if text.find(GUIDANCE_SEPARATOR, after) >= 0 else None
+                return (start, after, accepted) if last_guidance >= after else None
         if nxt < 0:
             return None
         start = nxt + len(SEPARATOR)

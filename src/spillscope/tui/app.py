@@ -16,9 +16,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
+from textual.notifications import SeverityLevel
 from textual.worker import get_current_worker
 
 from .._format import count
+from .._text import visible
 from ..inspect.coverage import coverage, describe
 from ..inspect.findings import CODES
 from ..inspect.verify import Inspection, ReferenceLink, inspect_root
@@ -83,6 +85,12 @@ class SpillscopeApp(App[None]):
         self.watch_detail: str | None = None
         self.watch_since = ""
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification is plain text (screens' too: they call this): ours quote
+        untrusted names, labels and errors, which must never be read as markup."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="main"):
@@ -99,7 +107,7 @@ class SpillscopeApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self.root_path
+        self.sub_title = visible(self.root_path, one_line=True)
         self.query_one(BrowseTree).focus()
         self.update_filter_state()
         self.rescan()
@@ -338,6 +346,7 @@ class SpillscopeApp(App[None]):
             if link.artifact is None:
                 self.notify("No artifact to open: " + {"expired": "the locator has expired (the artifact is gone)",
                                                         "unavailable": "the notice says no snapshot was saved",
+                                                        "unverified": "the root or session dir cannot be read",
                                                         "intact": "nothing was omitted, so nothing was saved"}.get(link.status, link.status),
                             severity="warning")
                 return
@@ -345,7 +354,8 @@ class SpillscopeApp(App[None]):
         elif data.kind == "tool-spill":
             art = data.obj.artifact
             if art is None:
-                self.notify("No artifact to open: the locator has expired", severity="warning")
+                self.notify("No artifact to open: " + ("the root or session dir cannot be read" if data.obj.status == "unverified"
+                                                        else "the locator has expired"), severity="warning")
                 return
         elif data.kind == "artifact":
             art = data.obj

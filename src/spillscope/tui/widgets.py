@@ -41,9 +41,22 @@ BADGE_STYLE = {
 SEVERITY_STYLE = {"error": "bold white on red", "warning": "black on yellow", "info": "reverse"}
 
 
+#: The most of one untrusted string a panel shows: a 60 MB preview message or label must
+#: not be laid out whole in a widget (the reader pages through artifacts of any size).
+SHOWN_MAX = 1 << 16
+
+
+def clip(text: str, limit: int = SHOWN_MAX) -> str:
+    """``text``, or its head and tail with a note of how much between is not shown."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - 2 * half} more characters not shown here …]\n{text[-half:]}"
+
+
 def safe(text: str, style: str = "") -> Text:
-    """Untrusted text as an inert rich Text: no markup, controls visible."""
-    return Text(visible(text), style=style, no_wrap=False)
+    """Untrusted text as an inert rich Text: no markup, controls visible, clipped."""
+    return Text(visible(clip(text)), style=style, no_wrap=False)
 
 
 def badges(codes: list[str]) -> Text:
@@ -232,7 +245,7 @@ class ReferencePanel(Horizontal):
             role = item.get("role", "?") if isinstance(item, dict) else "?"
             text = item.get("text", "") if isinstance(item, dict) else ""
             src = f" ← message {sources[i]}" if i < len(sources) and sources[i] else ""
-            parts.append(Text.assemble((f"\n● {visible(str(role))}{src}\n", "bold cyan")))
+            parts.append(Text.assemble((f"\n● {visible(clip(str(role), 200))}{src}\n", "bold cyan")))
             parts.append(preview_text(str(text), joins[i] if i < len(joins) else None) if text
                          else Text("(emptied: all its bytes omitted)", style="italic dim"))
         self.query_one("#preview", Static).update(Group(*parts))
@@ -290,6 +303,7 @@ def notice_renderable(link: ReferenceLink) -> RenderableType:
             "invalid": ("⚠ the notice is malformed", "bold yellow"),
             "normalized": ("ℹ replay-normalised locator: " + ("matched by name (Enter opens it)" if link.artifact
                                                                else "no single artifact of that name"), "bold cyan"),
+            "unverified": ("⚠ UNVERIFIED: the root or session dir cannot be read; the artifact may be there", "bold yellow"),
         }.get(link.status, (link.status, ""))
         out.append(Text("\n" + status[0], style=status[1]))
     else:
