@@ -1,0 +1,161 @@
+"""The TUI applies a watch's changes to the tree at once, path by path (inspect/livepatch),
+without a pass over the whole root; the verification pass follows and ends equal to the
+disk. A root path replaced by a symlink while the TUI is open never shows the target."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from spillscope.demo import write_demo
+from spillscope.inspect import livepatch
+from spillscope.inspect.verify import inspect_root
+from spillscope.inspect.watch import ChangeEvent
+from spillscope.tui import app as app_mod
+from spillscope.tui.app import SpillscopeApp
+from test_tui import status_text, wait_for
+from test_watch import on_disk
+from test_watch_tui import artifact_keys
+
+
+class GatedPasses:
+    """inspect_root for the app, counted; once closed, a pass waits for the gate."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.finished = 0
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def __call__(self, *args, **kwargs):
+        self.started += 1
+        self.gate.wait(60)
+        try:
+            return inspect_root(*args, **kwargs)
+        finally:
+            self.finished += 1
+
+
+async def test_a_new_or_deleted_artifact_shows_without_a_pass_over_the_root(tmp_path, monkeypatch):
+    demo = write_demo(tmp_path / "demo")
+    passes = GatedPasses()
+    monkeypatch.setattr(app_mod, "inspect_root", passes)
+    app = SpillscopeApp(str(demo.root), str(demo.logs))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
+        passes.gate.clear()  # from here no pass over the root can finish
+        finished = passes.finished
+        session = next(p for p in demo.root.iterdir() if p.is_dir())
+        new = session / "abcabcabcabc-bash.txt"
+        new.write_text("new")
+        await wait_for(pilot, lambda: str(new) in artifact_keys(app), timeout=10)
+        assert passes.finished == finished and app.patches >= 1
+        # Truthful meanwhile: the tree is not verified, and says so.
+        assert not app.verified and "verifying" in status_text(app)
+        old = next(k for k in sorted(on_disk(demo.root)) if k != str(new))
+        os.unlink(old)
+        await wait_for(pilot, lambda: old not in artifact_keys(app), timeout=10)
+        assert passes.finished == finished
+        assert artifact_keys(app) == on_disk(demo.root)
+        # The verification follows once the gate opens, and ends equal to the disk.
+        passes.gate.set()
+        await wait_for(pilot, lambda: app.verified and passes.finished > finished, timeout=20)
+        assert artifact_keys(app) == on_disk(demo.root)
+        assert "● live" in status_text(app) and "verifying" not in status_text(app)
+
+
+async def test_without_live_patch_the_same_change_waits_for_a_pass(tmp_path, monkeypatch):
+    # The control for the test above: it can fail (the node comes only from a pass).
+    demo = write_demo(tmp_path / "demo")
+    passes = GatedPasses()
+    monkeypatch.setattr(app_mod, "inspect_root", passes)
+    monkeypatch.setattr(SpillscopeApp, "live_patch", False)
+    app = SpillscopeApp(str(demo.root), str(demo.logs))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
+        passes.gate.clear()
+        started = passes.started
+        session = next(p for p in demo.root.iterdir() if p.is_dir())
+        new = session / "abcabcabcabc-bash.txt"
+        new.write_text("new")
+        await wait_for(pilot, lambda: passes.started > started, timeout=10)
+        await pilot.pause(0.5)
+        assert str(new) not in artifact_keys(app) and app.patches == 0
+        passes.gate.set()
+        await wait_for(pilot, lambda: str(new) in artifact_keys(app), timeout=20)
+
+
+async def test_a_pass_that_ran_during_changes_is_brought_up_to_date(tmp_path, monkeypatch):
+    # A verification that started before a change must not put the old view back.
+    demo = write_demo(tmp_path / "demo")
+    passes = GatedPasses()
+    monkeypatch.setattr(app_mod, "inspect_root", passes)
+    monkeypatch.setattr(SpillscopeApp, "verify_settle", 0.0)
+    app = SpillscopeApp(str(demo.root), str(demo.logs))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
+        session = next(p for p in demo.root.iterdir() if p.is_dir())
+        first = session / "111111111111-bash.txt"
+        passes.gate.clear()
+        started = passes.started
+        first.write_text("1")
+        await wait_for(pilot, lambda: passes.started > started, timeout=10)  # a pass is waiting at the gate
+        second = session / "222222222222-bash.txt"
+        second.write_text("2")  # after that pass began: it cannot know this file
+        await wait_for(pilot, lambda: str(second) in artifact_keys(app), timeout=10)
+        finished = passes.finished
+        passes.gate.set()
+        # The stale pass's result is shown with the later change applied on top.
+        await wait_for(pilot, lambda: passes.finished > finished, timeout=20)
+        await pilot.pause(0.2)
+        assert str(second) in artifact_keys(app)
+        await wait_for(pilot, lambda: app.verified and artifact_keys(app) == on_disk(demo.root), timeout=20)
+
+
+async def test_a_root_replaced_by_a_symlink_shows_nothing_of_its_target(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    root = demo.root
+    other = tmp_path / "other"
+    (other / "session-0000000000aa").mkdir(parents=True, mode=0o700)
+    (other / "session-0000000000aa" / "aaaaaaaaaaaa-bash.txt").write_text("the target's")
+    app = SpillscopeApp(str(root), str(demo.logs))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
+        before = on_disk(root)
+        assert artifact_keys(app) == before
+        os.rename(root, tmp_path / "away")
+        os.symlink(other, root)
+        await wait_for(pilot, lambda: app.watch_state == "missing", timeout=10)
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        await pilot.pause(0.5)
+        # Reported, not followed: nothing of the target (which is reachable through the path).
+        assert os.path.exists(root / "session-0000000000aa" / "aaaaaaaaaaaa-bash.txt")
+        assert artifact_keys(app) == set()
+        assert not any(s.data.key == "session-0000000000aa" for s in app.query_one("#tree").root.children)
+        assert "ROOT MISSING" in status_text(app) and "symlink" in status_text(app)
+        # r rescans now: still nothing followed.
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        assert artifact_keys(app) == set()
+        # Put back: followed again, equal to the disk.
+        os.unlink(root)
+        os.rename(tmp_path / "away", root)
+        await wait_for(pilot, lambda: app.watch_state == "live" and app.verified and artifact_keys(app) == before,
+                       timeout=20)
+
+
+def test_apply_events_never_looks_through_a_symlinked_root(tmp_path):
+    root = tmp_path / "root"
+    sdir = root / "session-000000000001"
+    sdir.mkdir(parents=True)
+    (sdir / "000000000001-bash.txt").write_text("x")
+    ins = inspect_root(root, check_content=False)
+    os.rename(root, tmp_path / "away")
+    os.symlink(tmp_path / "away", root)
+    event = ChangeEvent("added", str(sdir / "000000000002-bash.txt"), sdir.name, "tool-output")
+    (tmp_path / "away" / sdir.name / "000000000002-bash.txt").write_text("y")
+    patched, changed = livepatch.apply_events(ins, [event])
+    assert patched.scan.sessions == [] and not patched.scan.exists
+    assert str(sdir / "000000000001-bash.txt") in changed
+    assert any(f.code == "unreadable" and "symlink" in f.detail for f in patched.findings)
+    assert ins.scan.sessions  # the original is not modified
