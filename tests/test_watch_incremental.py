@@ -13,6 +13,7 @@ from spillscope.inspect.verify import inspect_root
 from spillscope.inspect.watch import ChangeEvent
 from spillscope.tui import app as app_mod
 from spillscope.tui.app import SpillscopeApp
+from spillscope.tui.widgets import BrowseTree
 from test_tui import status_text, wait_for
 from test_watch import on_disk
 from test_watch_tui import artifact_keys
@@ -40,11 +41,20 @@ async def test_a_new_or_deleted_artifact_shows_without_a_pass_over_the_root(tmp_
     demo = write_demo(tmp_path / "demo")
     passes = GatedPasses()
     monkeypatch.setattr(app_mod, "inspect_root", passes)
+    rebuilt = {"n": 0}
+    populate = BrowseTree.populate
+
+    def counted(self, *args, **kwargs):
+        rebuilt["n"] += 1
+        return populate(self, *args, **kwargs)
+
+    monkeypatch.setattr(BrowseTree, "populate", counted)
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
         passes.gate.clear()  # from here no pass over the root can finish
         finished = passes.finished
+        rebuilt["n"] = 0
         session = next(p for p in demo.root.iterdir() if p.is_dir())
         new = session / "abcabcabcabc-bash.txt"
         new.write_text("new")
@@ -57,6 +67,8 @@ async def test_a_new_or_deleted_artifact_shows_without_a_pass_over_the_root(tmp_
         await wait_for(pilot, lambda: old not in artifact_keys(app), timeout=10)
         assert passes.finished == finished
         assert artifact_keys(app) == on_disk(demo.root)
+        # Only the session dir's node was rebuilt, not the whole tree.
+        assert rebuilt["n"] == 0
         # The verification follows once the gate opens, and ends equal to the disk.
         passes.gate.set()
         await wait_for(pilot, lambda: app.verified and passes.finished > finished, timeout=20)

@@ -230,7 +230,9 @@ class SpillscopeApp(App[None]):
             self.update_status()
 
     def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
-                        start: int | None = None) -> None:
+                        start: int | None = None, sessions: set[str] | None = None) -> None:
+        """Show ``ins``; ``sessions``: only these session dirs' nodes changed (a watch's
+        patch), so only they are rebuilt when the tree can do it in place."""
         if from_watch and self.paused:
             # A watch-triggered scan that finishes after a pause waits for the resume.
             self.pending_changes += 1
@@ -253,7 +255,9 @@ class SpillscopeApp(App[None]):
         self.verify_progress = None
         self.loads += 1
         self.root_missing = not ins.scan.exists
-        self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
+        tree = self.query_one(BrowseTree)
+        if sessions is None or not tree.patch(ins, sessions):
+            tree.populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
             self.query_one("#welcome", Static).update(
                 "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key.")
@@ -343,7 +347,19 @@ class SpillscopeApp(App[None]):
         self.patches += 1
         if self._unverified_since is None:
             self._unverified_since = time.monotonic()
-        self.show_inspection(ins, False)
+        self.show_inspection(ins, False, sessions=self._changed_sessions(changed))
+
+    def _changed_sessions(self, changed: set[str]) -> set[str] | None:
+        """The session dirs whose artifacts changed; None if a session dir itself (or
+        the root) came or went."""
+        names: set[str] = set()
+        for path in changed:
+            parent = os.path.dirname(path)
+            if parent != self.root_path and os.path.dirname(parent) == self.root_path:
+                names.add(os.path.basename(parent))
+            else:
+                return None
+        return names
 
     def schedule_rescan(self) -> None:
         # Coalesce bursts: a change waits for a running names pass or verification
