@@ -20,21 +20,37 @@ from test_watch_tui import artifact_keys
 
 
 class GatedPasses:
-    """inspect_root for the app, counted; once closed, a pass waits for the gate."""
+    """inspect_root for the app, counted; once closed, a pass's result is held back
+    until a token is released for it (its view of the disk is taken before)."""
 
     def __init__(self) -> None:
         self.started = 0
+        self.computed = 0
         self.finished = 0
-        self.gate = threading.Event()
-        self.gate.set()
+        self.open = True
+        self.tokens = threading.Semaphore(0)
 
     def __call__(self, *args, **kwargs):
         self.started += 1
-        self.gate.wait(60)
         try:
-            return inspect_root(*args, **kwargs)
+            result = inspect_root(*args, **kwargs)
+            self.computed += 1
+            if not self.open:
+                self.tokens.acquire(timeout=60)
+            return result
         finally:
             self.finished += 1
+
+    def close(self) -> None:
+        self.open = False
+
+    def release(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.tokens.release()
+
+    def open_all(self) -> None:
+        self.open = True
+        self.release(100)
 
 
 async def test_a_new_or_deleted_artifact_shows_without_a_pass_over_the_root(tmp_path, monkeypatch):
@@ -52,7 +68,7 @@ async def test_a_new_or_deleted_artifact_shows_without_a_pass_over_the_root(tmp_
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
-        passes.gate.clear()  # from here no pass over the root can finish
+        passes.close()  # from here no pass over the root can finish
         finished = passes.finished
         rebuilt["n"] = 0
         session = next(p for p in demo.root.iterdir() if p.is_dir())
@@ -70,7 +86,7 @@ async def test_a_new_or_deleted_artifact_shows_without_a_pass_over_the_root(tmp_
         # Only the session dir's node was rebuilt, not the whole tree.
         assert rebuilt["n"] == 0
         # The verification follows once the gate opens, and ends equal to the disk.
-        passes.gate.set()
+        passes.open_all()
         await wait_for(pilot, lambda: app.verified and passes.finished > finished, timeout=20)
         assert artifact_keys(app) == on_disk(demo.root)
         assert "● live" in status_text(app) and "verifying" not in status_text(app)
@@ -85,7 +101,7 @@ async def test_without_live_patch_the_same_change_waits_for_a_pass(tmp_path, mon
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
-        passes.gate.clear()
+        passes.close()
         started = passes.started
         session = next(p for p in demo.root.iterdir() if p.is_dir())
         new = session / "abcabcabcabc-bash.txt"
@@ -93,12 +109,12 @@ async def test_without_live_patch_the_same_change_waits_for_a_pass(tmp_path, mon
         await wait_for(pilot, lambda: passes.started > started, timeout=10)
         await pilot.pause(0.5)
         assert str(new) not in artifact_keys(app) and app.patches == 0
-        passes.gate.set()
+        passes.open_all()
         await wait_for(pilot, lambda: str(new) in artifact_keys(app), timeout=20)
 
 
 async def test_a_pass_that_ran_during_changes_is_brought_up_to_date(tmp_path, monkeypatch):
-    # A verification that started before a change must not put the old view back.
+    # A verification that looked at the disk before a change must not put the old view back.
     demo = write_demo(tmp_path / "demo")
     passes = GatedPasses()
     monkeypatch.setattr(app_mod, "inspect_root", passes)
@@ -108,19 +124,22 @@ async def test_a_pass_that_ran_during_changes_is_brought_up_to_date(tmp_path, mo
         await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
         session = next(p for p in demo.root.iterdir() if p.is_dir())
         first = session / "111111111111-bash.txt"
-        passes.gate.clear()
-        started = passes.started
+        passes.close()
+        computed = passes.computed
         first.write_text("1")
-        await wait_for(pilot, lambda: passes.started > started, timeout=10)  # a pass is waiting at the gate
+        await wait_for(pilot, lambda: passes.computed > computed, timeout=10)  # it has looked, and waits
         second = session / "222222222222-bash.txt"
-        second.write_text("2")  # after that pass began: it cannot know this file
+        second.write_text("2")  # after that pass looked: it cannot know this file
         await wait_for(pilot, lambda: str(second) in artifact_keys(app), timeout=10)
         finished = passes.finished
-        passes.gate.set()
-        # The stale pass's result is shown with the later change applied on top.
+        passes.release(1)  # that pass only; any later one waits
         await wait_for(pilot, lambda: passes.finished > finished, timeout=20)
-        await pilot.pause(0.2)
-        assert str(second) in artifact_keys(app)
+        await pilot.pause(0.3)
+        # Its result is shown with the later change applied on top, and not called verified.
+        assert passes.finished == finished + 1
+        assert str(first) in artifact_keys(app) and str(second) in artifact_keys(app)
+        assert not app.verified
+        passes.open_all()
         await wait_for(pilot, lambda: app.verified and artifact_keys(app) == on_disk(demo.root), timeout=20)
 
 
