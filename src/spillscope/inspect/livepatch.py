@@ -124,7 +124,7 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
 
     def stale(f: Finding) -> bool:
         # A finding about a changed path is redone (from lstat) or left to the full pass.
-        return f.path in changed or (f.path is not None and os.path.dirname(f.path) in gone_dirs)
+        return f.path in changed or (bool(gone_dirs) and f.path is not None and os.path.dirname(f.path) in gone_dirs)
 
     scan = RootScan(root, kept_sessions, [f for f in ins.scan.findings if not stale(f)] +
                     [f for f in new_findings if f.code in _SCAN_CODES], ins.scan.exists)

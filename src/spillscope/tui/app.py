@@ -14,6 +14,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
@@ -347,7 +348,10 @@ class SpillscopeApp(App[None]):
         self.patches += 1
         if self._unverified_since is None:
             self._unverified_since = time.monotonic()
-        self.show_inspection(ins, False, sessions=self._changed_sessions(changed))
+        try:
+            self.show_inspection(ins, False, sessions=self._changed_sessions(changed))
+        except NoMatches:
+            return  # the app is closing: its widgets are gone, and so is the need to show this
 
     def _changed_sessions(self, changed: set[str]) -> set[str] | None:
         """The session dirs whose artifacts changed; None if a session dir itself (or
