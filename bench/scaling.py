@@ -94,8 +94,20 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     table = ["| dimension | command | n | t(n) | t(10n) | ratio |", "|---|---|---:|---:|---:|---:|"]
-    table += [f"| {d} | `{c}` | {n} {hostile.DIMENSIONS[d][2]} | {a:.2f} s | {b:.2f} s | {r:.1f} |"
-              for d, c, n, a, b, r in rows]
+    fresh = {f"| {d} | `{c}` |": f"| {d} | `{c}` | {n} {hostile.DIMENSIONS[d][2]} | {a:.2f} s | {b:.2f} s | {r:.1f} |"
+             for d, c, n, a, b, r in rows}
+    if args.only and args.write is not None and args.write.exists():
+        # A partial run updates its rows of the recorded table and keeps the others.
+        text = args.write.read_text()
+        at = text.find("## Scaling\n")
+        end = text.find("\n## ", at + 1) if at >= 0 else -1
+        section = text[at:end] if at >= 0 and end >= 0 else text[at:] if at >= 0 else ""
+        kept = [line for line in section.splitlines() if line.startswith("| ") and "` |" in line]
+        merged = [fresh.pop(line[: line.index("` |") + 3], line) for line in kept]
+        table += merged + list(fresh.values())
+        ok = all(float(line.rsplit("|", 2)[1]) <= 12 for line in table[2:])
+    else:
+        table += list(fresh.values())
     print("\n".join(table))
     print("ALL LINEAR" if ok else "SOME DIMENSION IS NOT LINEAR")
     if args.write is not None:
