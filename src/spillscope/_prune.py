@@ -23,12 +23,13 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, TextIO
+from pathlib import Path
 
 from ._fs import open_regular
 from ._format import count, human_age, human_size
 from ._text import visible
 from .inspect.findings import Finding
-from .sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs
+from .sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs_checked
 from .spill.naming import decode_segment, session_dir_name
 from .spill.sweep import SESSION_DIR_RE, SweepReport, SweepRoot, cutoff_ms, resolve_root, sweep_spill_roots
 
@@ -111,7 +112,11 @@ def read_active_logs(logs: str, since_ns: int, *, max_line_bytes: int = DEFAULT_
     from .inspect.logs import read_session_log
 
     active = ActiveLogs()
-    for log_path in find_logs(logs):
+    found, problems = find_logs_checked(logs)
+    # find_logs yields regular files only: what is named like a log but is not one (a
+    # symlink, a dir) is said here as before, and a logs dir that cannot be listed too.
+    active.ignored += [f"{p.path}: {p.reason}" for p in problems if p.unreadable]
+    for log_path in sorted([*found, *(Path(p.path) for p in problems if not p.unreadable)]):
         path = os.fspath(log_path)
         try:
             st = os.lstat(path)
