@@ -190,3 +190,69 @@ def test_apply_events_never_looks_through_a_symlinked_root(tmp_path):
     assert str(sdir / "000000000001-bash.txt") in changed
     assert any(f.code == "unreadable" and "symlink" in f.detail for f in patched.findings)
     assert ins.scan.sessions  # the original is not modified
+
+
+def test_apply_events_ends_equal_to_a_fresh_scan_through_random_operations(tmp_path):
+    # The class, not the example: random creations, rewrites, deletions, symlinks and
+    # non-files in session dirs, session dirs made and removed; after each round, the
+    # events' paths applied to the last view equal a fresh scan (names, sizes, kinds, and
+    # the lstat findings).
+    import random
+    import shutil
+
+    rng = random.Random(13)
+    root = tmp_path / "root"
+    root.mkdir()
+    dirs = [root / f"session-{i:012x}" for i in range(6)]
+    ins = inspect_root(root, check_content=False)
+
+    def view(i):
+        arts = {(a.path, a.size, a.kind, a.is_symlink, a.is_regular) for a in i.scan.artifacts()}
+        found = {(f.code, f.path) for f in i.findings if f.code in ("symlink", "unexpected-entry", "insecure-permissions")}
+        return {s.name for s in i.scan.sessions}, arts, found
+
+    for _ in range(40):
+        touched: list[str] = []
+        for _ in range(rng.randrange(1, 30)):
+            d = rng.choice(dirs)
+            op = rng.random()
+            if not d.exists():
+                d.mkdir(mode=0o700)
+                continue
+            files = sorted(d.iterdir())
+            if op < 0.05:
+                touched += [str(p) for p in files]
+                shutil.rmtree(d)
+            elif op < 0.5 or not files:
+                p = d / f"{rng.randrange(16**12):012x}-{rng.choice(['bash.txt', 'session-reference-1.txt', 'x'])}"
+                kind = rng.random()
+                if kind < 0.8:
+                    p.write_text("x" * rng.randrange(100))
+                    p.chmod(rng.choice([0o600, 0o644]))
+                elif kind < 0.9:
+                    os.symlink("/", p)
+                else:
+                    p.mkdir()
+                touched.append(str(p))
+            elif op < 0.75:
+                p = rng.choice(files)
+                if p.is_file() and not p.is_symlink():
+                    p.write_text("y" * rng.randrange(200))
+                    touched.append(str(p))
+            else:
+                p = rng.choice(files)
+                if p.is_dir() and not p.is_symlink():
+                    p.rmdir()
+                else:
+                    p.unlink()
+                touched.append(str(p))
+        events = [ChangeEvent("modified", p, None, None) for p in touched]
+        ins, _ = livepatch.apply_events(ins, events)
+        fresh = inspect_root(root, check_content=False)
+        # An empty session dir made or removed without an event is the full pass's to see.
+        names, arts, found = view(ins)
+        f_names, f_arts, f_found = view(fresh)
+        assert arts == f_arts
+        assert found == f_found
+        assert {n for n in f_names if any(a[0].startswith(str(root / n) + "/") for a in f_arts)} <= names
+        assert not any(a[0].startswith(str(root / n) + "/") for n in names - f_names for a in arts)

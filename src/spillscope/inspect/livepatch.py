@@ -22,7 +22,7 @@ import stat
 from typing import Iterable, cast
 
 from .findings import Finding, finding
-from .scan import _NAME, SESSION_DIR, RootScan, SessionDir, scan_entry
+from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, scan_entry
 from .verify import Inspection
 from .watch import STATUS_EVENTS, ChangeEvent, root_problem
 
@@ -64,6 +64,9 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
         return ins, set()
     sessions = {s.path: s for s in ins.scan.sessions}
     touched: dict[str, SessionDir] = {}  # session dir path → its new copy (or absent: gone)
+    # Its artifacts by path while patching (a replay can name thousands of paths in one
+    # dir: a lookup each, not a search of the dir's list each).
+    by_path: dict[str, dict[str, Artifact]] = {}
     gone_dirs: set[str] = set()
     new_findings: list[Finding] = []
     changed: set[str] = set()
@@ -94,30 +97,27 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
                     new_findings.append(finding("insecure-permissions", path=d,
                                                 detail=f"session dir mode {session.mode:04o} (expected 0700)"))
             else:
-                session = dataclasses.replace(old, artifacts=list(old.artifacts))
+                session = dataclasses.replace(old, artifacts=[])
             touched[d] = session
-        before = next((i for i, a in enumerate(session.artifacts) if a.path == path), None)
+            by_path[d] = {a.path: a for a in old.artifacts} if old is not None else {}
+        arts = by_path[d]
+        before = arts.get(path)
         found: list[Finding] = []
         art = scan_entry(cast("os.DirEntry[str]", _Entry(path)), session.name, found)
         if art is None:
             found = []  # gone: nothing to say about it (a vanished entry is not unreadable)
-        if before is not None:
-            old_art = session.artifacts[before]
-            if art is None:
-                del session.artifacts[before]
+            if before is not None:
+                del arts[path]
                 changed.add(path)
-            elif art != old_art:
-                session.artifacts[before] = art
-                changed.add(path)
-        elif art is not None:
-            session.artifacts.append(art)
+        elif art != before:
+            arts[path] = art
             changed.add(path)
         if path in changed:
             new_findings += found
     if not changed:
         return ins, set()
-    for session in touched.values():
-        session.artifacts.sort(key=_NAME)
+    for d, session in touched.items():
+        session.artifacts = sorted(by_path[d].values(), key=_NAME)
     kept_sessions = [touched.get(s.path, s) for s in ins.scan.sessions if s.path not in gone_dirs]
     kept_sessions += [s for p, s in touched.items() if p not in sessions]
     kept_sessions.sort(key=lambda s: s.name)
