@@ -4,6 +4,8 @@ idle and during churn, against raw watchfiles measured in the same run.
 
     python bench/watch_latency.py            # 200 samples per JSON case, 40 per TUI case
     python bench/watch_latency.py --quick    # fewer samples
+    python bench/watch_latency.py --ab       # also the TUI without live_patch (every
+                                             # change waits for a pass over the root)
 
 Churn: a second process keeps writing and deleting artifacts in other session dirs
 (about 1,000 operations a second) and renames a session dir every second, on a root
@@ -64,7 +66,8 @@ TUI = r'''
 import asyncio, os, sys, time
 from spillscope.frontends.tui.app import SpillscopeApp
 
-async def main(root, samples):
+async def main(root, samples, live_patch):
+    SpillscopeApp.live_patch = live_patch == "1"
     app = SpillscopeApp(root, None)
     async with app.run_test(size=(120, 40)) as pilot:
         while not (app.inspection is not None and app.watch_state == "live"):
@@ -88,7 +91,7 @@ async def main(root, samples):
             await pilot.pause(0.1)
         print(" ".join(f"{x:.6f}" for x in out))
 
-asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3]))
 '''
 
 
@@ -172,8 +175,9 @@ def _samples(root: Path, samples: int, tag: int, wait) -> list[float]:
     return out
 
 
-def tui_latency(root: Path, samples: int) -> list[float]:
-    out = subprocess.run([PY, "-c", TUI, str(root), str(samples)], capture_output=True, text=True, timeout=900)
+def tui_latency(root: Path, samples: int, live_patch: bool = True) -> list[float]:
+    out = subprocess.run([PY, "-c", TUI, str(root), str(samples), "1" if live_patch else "0"],
+                         capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     return [float(x) for x in out.stdout.split()]
@@ -182,6 +186,7 @@ def tui_latency(root: Path, samples: int) -> list[float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ab", action="store_true", help="also measure the TUI without live_patch")
     args = ap.parse_args()
     n_json, n_tui = (50, 15) if args.quick else (200, 40)
     print(f"watch latency  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
@@ -199,6 +204,10 @@ def main() -> int:
                 results[f"raw watchfiles, {label}"] = raw_latency(root, n_json, tag)
                 results[f"watch --json, {label}"] = json_latency(root, n_json, tag + (1 << 16))
                 results[f"TUI node, {label}"] = tui_latency(root, n_tui)
+                if args.ab:
+                    for p in (root / "session-000000000000").glob("0000b*-bash.txt"):
+                        p.unlink()  # the same names again: new files, not modified ones
+                    results[f"TUI node (no patch), {label}"] = tui_latency(root, n_tui, live_patch=False)
             finally:
                 if churn is not None:
                     churn.terminate()
@@ -210,12 +219,13 @@ def main() -> int:
     ok = True
     for label, xs in results.items():
         med, p99, worst = stats(xs)
-        base = results[label.replace("watch --json", "raw watchfiles").replace("TUI node", "raw watchfiles")]
+        base = results[label.replace("watch --json", "raw watchfiles").replace("TUI node (no patch)", "raw watchfiles")
+                       .replace("TUI node", "raw watchfiles")]
         ratio = med / statistics.median(base)
-        target = "" if label.startswith("raw") else (
+        target = "" if label.startswith("raw") or "no patch" in label else (
             "  PASS" if med < 0.2 and p99 < 1.0 else "  FAIL")
         ok &= target != "  FAIL"
-        print(f"{label:<26} median {med * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms  worst {worst * 1000:7.1f} ms  "
+        print(f"{label:<32} median {med * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms  worst {worst * 1000:7.1f} ms  "
               f"{ratio:5.2f}x raw{target}")
     return 0 if ok else 1
 

@@ -285,7 +285,7 @@ def _as_other_user(cmd: list[str]) -> list[str]:
 @pytest.fixture
 def shared_base():
     """A base dir that another user can traverse (pytest's tmp dirs are 0700)."""
-    base = Path(tempfile.mkdtemp(prefix="spillscope-hostile-"))
+    base = Path(tempfile.mkdtemp(prefix="spillscope-hostile-", dir="/tmp"))  # not the run's private 0700 temp dir
     base.chmod(0o755)
     try:
         yield base

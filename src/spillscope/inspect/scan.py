@@ -97,15 +97,18 @@ SessionSpec = tuple[str, str, str, int]  # path, dir name, hash, mode
 ProgressFn = Callable[[str, int, "int | None"], None]
 
 
-def root_plan(root: str) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
+def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
     """The root's entries in name order: a finding for each stray one, a spec per session
-    dir. Returns a finished (empty) :class:`RootScan` instead when the root is unusable."""
+    dir. Returns a finished (empty) :class:`RootScan` instead when the root is unusable
+    (with ``follow_root=False``, when the root path is a symlink: reported, not followed)."""
     try:
-        st = os.stat(root)
+        st = os.stat(root) if follow_root else os.lstat(root)
     except FileNotFoundError:
         return RootScan(root, [], [finding("unreadable", path=root, detail="spill root does not exist")], exists=False), []
     except OSError as exc:
         return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))], exists=False), []
+    if stat.S_ISLNK(st.st_mode):
+        return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is a symlink (not followed)")], exists=False), []
     if not stat.S_ISDIR(st.st_mode):
         return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False), []
     try:
@@ -130,13 +133,13 @@ def root_plan(root: str) -> tuple[RootScan | None, list[Finding | SessionSpec]]:
     return None, plan
 
 
-def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None) -> RootScan:
+def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None, follow_root: bool = True) -> RootScan:
     if isinstance(root, str) and root.startswith("s3://"):
         from .s3root import scan_s3_root  # the S3 root access (imports the client lazily)
 
         return scan_s3_root(root, progress=progress)
     root = os.path.abspath(os.fspath(root))
-    done, plan = root_plan(root)
+    done, plan = root_plan(root, follow_root)
     if done is not None:
         return done
     findings: list[Finding] = []

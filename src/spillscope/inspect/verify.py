@@ -160,24 +160,26 @@ def inspect_root(
     progress: ProgressFn | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_log_line_bytes: int = DEFAULT_MAX_LOG_LINE_BYTES,
+    follow_root: bool = True,
 ) -> Inspection:
     """Scan, read the logs, link and verify; see the module docstring.
 
     ``max_line_bytes`` bounds a transcript line (a fragment is at most 386 bytes) and
-    ``max_log_line_bytes`` a log line: longer lines are findings, never read whole."""
+    ``max_log_line_bytes`` a log line: longer lines are findings, never read whole.
+    ``follow_root=False``: a root path that is a symlink is missing, not followed."""
     with _acyclic():
         return _inspect_root(root, logs, retention_seconds, now, rebase, check_content, progress,
-                             max_line_bytes, max_log_line_bytes)
+                             max_line_bytes, max_log_line_bytes, follow_root)
 
 
 def _inspect_root(
     root: str | os.PathLike[str], logs: str | os.PathLike[str] | None, retention_seconds: float | None,
     now: float | None, rebase: str | None, check_content: bool, progress: ProgressFn | None,
-    max_line_bytes: int, max_log_line_bytes: int,
+    max_line_bytes: int, max_log_line_bytes: int, follow_root: bool = True,
 ) -> Inspection:
     root = normalize_root(root)
     now = time.time() if now is None else now
-    scan = scan_root(root, progress=progress)
+    scan = scan_root(root, progress=progress, follow_root=follow_root)
     findings = list(scan.findings)
     session_logs = read_logs(logs, max_line_bytes=max_log_line_bytes, progress=progress) if logs is not None else []
     session_ids: dict[str, str] = {}

@@ -157,17 +157,29 @@ class RootState:
         ``None``) plus any new one; report the difference with what was known."""
         self.ident = _root_ident(self.root)
         before = set(self.session_dirs())
-        listed = self._list(self.root, lambda e: SESSION_DIR.match(e.name) is not None and e.is_dir(follow_symlinks=False))
+        listed = self._list(self.root, lambda e: SESSION_DIR.match(e.name) is not None
+                            and (e.is_dir(follow_symlinks=False) or e.is_symlink()))
+        seen: dict[str, tuple[int, int]] = {}
+        settled: set[str] = set()
         if listed is None and self.root in self.problems:
             current = before  # unreadable root: keep what we knew, list its dirs directly
         else:
-            current = {e.path for e in listed or ()}
+            current = set()
+            settled.add(self.root)
+            for e in listed or ():
+                if not e.is_symlink():
+                    current.add(e.path)
+                    continue
+                try:  # named like a session dir: reported, never followed
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                seen[e.path] = (st.st_size, st.st_mtime_ns)
         for gone in before - current:
             self.dirs.pop(gone, None)
             self.problems.pop(gone, None)
         targets = set(current) if only is None else (set(only) & current) | (current - before)
-        seen: dict[str, tuple[int, int]] = {}
-        settled = set(before - current)
+        settled |= before - current
         for d in sorted(targets):
             entries = self._list(d, lambda e: True)
             if entries is None:

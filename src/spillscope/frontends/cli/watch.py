@@ -37,7 +37,7 @@ def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: Text
     restore = _stop_on_signals(stop)
     try:
         if why is not None:
-            err.write(f"spillscope: {root} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
+            err.write(f"spillscope: {visible(root, one_line=True)} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
             err.flush()
         for batch in watch_root(root, stop=stop, initial=initial):
             for ev in batch:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from typing import Any, Callable, Iterable
 
 from rich.console import Group
@@ -13,6 +14,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
@@ -24,8 +26,9 @@ from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
+from ...inspect.livepatch import apply_events
 from ...inspect.verify import Inspection, ReferenceLink, inspect_root
-from ...inspect.watch import awatch_root
+from ...inspect.watch import ChangeEvent, awatch_root
 from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
@@ -57,6 +60,11 @@ class SpillscopeApp(App[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
     #: Seconds a watch-triggered scan waits (cancellable) before its verification pass.
     verify_settle = 0.3
+    #: …but changes that never pause wait at most this long for one (seconds).
+    verify_max_wait = 2.0
+    #: Watch events applied to the tree at once, path by path (see inspect.livepatch);
+    #: False: every change waits for a pass over the whole root, as before.
+    live_patch = True
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
@@ -65,7 +73,10 @@ class SpillscopeApp(App[None]):
         super().__init__()
         #: --max-line-bytes / --max-log-line-bytes (inspect_root's defaults when not given).
         self.limits = dict(limits or {})
-        self.root_path = normalize_root(root)  # a directory or s3://bucket/prefix
+        # A root given as a symlink is resolved once, here: the tree and the watch follow
+        # that directory; a symlink put at its path later is reported, never followed.
+        # An s3://bucket/prefix root is named as the inspector names it.
+        self.root_path = normalize_root(os.path.realpath(root) if os.path.islink(root) else root)
         self.logs_path = os.path.abspath(logs) if logs else None
         self.rebase = rebase
         self.watch_enabled = watch
@@ -81,6 +92,19 @@ class SpillscopeApp(App[None]):
         #: rather than cancelling it, so a stream of changes cannot starve the tree.
         self._quick_running: object | None = None  # the worker whose names pass is running
         self._rescan_again = False
+        #: What the running scan worker is doing: "settle", "quick", "full" (None: idle).
+        self._phase: str | None = None
+        #: When the tree first showed a change no verification has seen (monotonic).
+        self._unverified_since: float | None = None
+        #: Watch batches applied to the tree, numbered; a pass's result is brought up to
+        #: date with those that came after it started (its view of the disk is older).
+        self._seq = 0
+        self._recent: deque[tuple[int, list[ChangeEvent]]] = deque()
+        self._recent_events = 0
+        self._dropped_seq = 0
+        #: Passes over the whole root (names or full) started, and batches applied path by path.
+        self.passes = 0
+        self.patches = 0
         self.loads = 0
         #: What the watch is doing: "starting", "live", "stale", "missing" (see update_status).
         self.watch_state = "starting"
@@ -134,23 +158,30 @@ class SpillscopeApp(App[None]):
                 last = now
                 self.call_from_thread(self.show_verify_progress, done / total)
 
+        # With the tree already patched from the events, a watch's change needs no names
+        # pass over the whole root: only the verification, once the changes pause.
+        patched = from_watch and self.live_patch and self.inspection is not None
         try:
-            self._quick_running = worker
-            try:
-                quick = self._inspect(False, progress)
-            except BaseException:
-                if self._quick_running is worker:
-                    self._quick_running = None
-                raise
-            if worker.is_cancelled:
-                if self._quick_running is worker:
-                    self._quick_running = None
-                    self.call_from_thread(self._rescan_if_asked)
-                return
-            # Until it is shown, a change waits for this pass instead of cancelling it.
-            self.call_from_thread(self.show_quick, worker, quick, from_watch)
+            if not patched:
+                self._quick_running = worker
+                self._phase = "quick"
+                try:
+                    start = self.call_from_thread(self._mark)
+                    quick = self._inspect(False, progress)
+                except BaseException:
+                    if self._quick_running is worker:
+                        self._quick_running = None
+                    raise
+                if worker.is_cancelled:
+                    if self._quick_running is worker:
+                        self._quick_running = None
+                        self.call_from_thread(self._rescan_if_asked)
+                    return
+                # Until it is shown, a change waits for this pass instead of cancelling it.
+                self.call_from_thread(self.show_quick, worker, quick, from_watch, start)
             if from_watch:
                 # Changes often come in runs: verify once they pause, not after each.
+                self._phase = "settle"
                 end = time.monotonic() + self.verify_settle
                 while time.monotonic() < end:
                     if worker.is_cancelled:
@@ -158,28 +189,42 @@ class SpillscopeApp(App[None]):
                     time.sleep(0.02)
             if worker.is_cancelled:
                 return
+            # From here a change does not cancel the pass (under endless churn nothing
+            # would ever be verified): it asks for another one after it.
+            self._phase = "full"
+            start = self.call_from_thread(self._mark)
             full = self._inspect(True, progress)
         except _Superseded:
             return
+        finally:
+            if not worker.is_cancelled:
+                self._phase = None
         if not worker.is_cancelled:
-            self.call_from_thread(self.show_inspection, full, True, from_watch)
+            self.call_from_thread(self.show_inspection, full, True, from_watch, start)
+            self.call_from_thread(self._rescan_if_asked)
 
     def _inspect(self, check_content: bool, progress: Callable[[str, int, int | None], None]) -> Inspection:
         limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "max_log_line_bytes": DEFAULT_MAX_LOG_LINE_BYTES, **self.limits}
+        self.passes += 1
+        # The root path is never followed if it is a symlink now (it was resolved at start).
         return inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=check_content,
                             progress=progress, max_line_bytes=limits["max_line_bytes"],
-                            max_log_line_bytes=limits["max_log_line_bytes"])
+                            max_log_line_bytes=limits["max_log_line_bytes"], follow_root=False)
 
-    def show_quick(self, worker: object, ins: Inspection, from_watch: bool) -> None:
+    def _mark(self) -> int:
+        """The last batch applied so far (a pass starting now sees at least those)."""
+        return self._seq
+
+    def show_quick(self, worker: object, ins: Inspection, from_watch: bool, start: int | None = None) -> None:
         if self._quick_running is worker:
             self._quick_running = None
         # A change that waited starts its pass first, so that pass runs while this
         # one is drawn (it supersedes this pass's verification).
         self._rescan_if_asked()
-        self.show_inspection(ins, False, from_watch)
+        self.show_inspection(ins, False, from_watch, start)
 
     def _rescan_if_asked(self) -> None:
-        if self._rescan_again:
+        if self._rescan_again and self._phase != "full":
             self._rescan_again = False
             self.rescan(from_watch=True)
 
@@ -188,19 +233,35 @@ class SpillscopeApp(App[None]):
             self.verify_progress = share
             self.update_status()
 
-    def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False) -> None:
+    def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
+                        start: int | None = None, sessions: set[str] | None = None) -> None:
+        """Show ``ins``; ``sessions``: only these session dirs' nodes changed (a watch's
+        patch), so only they are rebuilt when the tree can do it in place."""
         if from_watch and self.paused:
             # A watch-triggered scan that finishes after a pause waits for the resume.
             self.pending_changes += 1
             self.update_status()
             return
+        if start is not None and self._seq > start:
+            # Changes the tree showed while this pass ran: apply them again on top of it.
+            if start < self._dropped_seq:
+                self._rescan_again = True  # too many to replay: another pass follows
+            ins, changed = apply_events(ins, [ev for seq, batch in self._recent if seq > start for ev in batch])
+            if changed or start < self._dropped_seq:
+                verified = False
+                self._rescan_again = True
+                self._unverified_since = time.monotonic()  # the next verification settles again
+        if verified:
+            self._unverified_since = None
         self.inspection = ins
         #: True once the shown inspection has read and checked every artifact.
         self.verified = verified
         self.verify_progress = None
         self.loads += 1
         self.root_missing = not ins.scan.exists
-        self.query_one(BrowseTree).populate(ins, self.text_filter, self.code_filter)
+        tree = self.query_one(BrowseTree)
+        if sessions is None or not tree.patch(ins, sessions):
+            tree.populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
             self.query_one("#welcome", Static).update(
                 "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key.")
@@ -250,11 +311,10 @@ class SpillscopeApp(App[None]):
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:
         self.set_watch_state("starting")
-        # A root given as a symlink is watched at its target (the scan follows it too);
-        # a root *replaced* by a symlink later is reported, not followed.
-        path = os.path.realpath(self.root_path) if os.path.islink(self.root_path) else self.root_path
+        # A root given as a symlink was resolved at start (see __init__); a root
+        # *replaced* by a symlink later is reported, not followed.
         try:
-            async for batch in awatch_root(path):
+            async for batch in awatch_root(self.root_path):
                 for ev in batch:
                     if ev.event == "live":
                         self.set_watch_state("live")
@@ -268,21 +328,57 @@ class SpillscopeApp(App[None]):
                     self.pending_changes += len(batch)
                     self.update_status()
                     continue
+                self.apply_watch_batch(batch)
                 self.schedule_rescan()
         finally:
             if not get_current_worker().is_cancelled and self.is_running and self.watch_state != "stale":
                 self.set_watch_state("stale", "the watch stopped")
 
+    def apply_watch_batch(self, batch: list[ChangeEvent]) -> None:
+        """Show a batch's changes now, path by path; the verification follows later."""
+        self._seq += 1
+        self._recent.append((self._seq, batch))
+        self._recent_events += len(batch)
+        while self._recent_events > 50_000 and len(self._recent) > 1:
+            seq, old = self._recent.popleft()
+            self._recent_events -= len(old)
+            self._dropped_seq = seq
+        if not self.live_patch or self.inspection is None:
+            return
+        ins, changed = apply_events(self.inspection, batch)
+        if not changed:
+            return
+        self.patches += 1
+        if self._unverified_since is None:
+            self._unverified_since = time.monotonic()
+        try:
+            self.show_inspection(ins, False, sessions=self._changed_sessions(changed))
+        except NoMatches:
+            return  # the app is closing: its widgets are gone, and so is the need to show this
+
+    def _changed_sessions(self, changed: set[str]) -> set[str] | None:
+        """The session dirs whose artifacts changed; None if a session dir itself (or
+        the root) came or went."""
+        names: set[str] = set()
+        for path in changed:
+            parent = os.path.dirname(path)
+            if parent != self.root_path and os.path.dirname(parent) == self.root_path:
+                names.add(os.path.basename(parent))
+            else:
+                return None
+        return names
+
     def schedule_rescan(self) -> None:
-        # Coalesce bursts: a change waits for a running names pass (then one more
-        # follows at once), and batches handled in one loop turn share one scan.
+        # Coalesce bursts: a change waits for a running names pass or verification
+        # (then one more follows), and batches handled in one loop turn share one scan.
         if not self._rescan_scheduled:
             self._rescan_scheduled = True
             self.call_later(self._do_rescan)
 
     def _do_rescan(self) -> None:
         self._rescan_scheduled = False
-        if self._quick_running is not None:
+        waited = self._unverified_since is not None and time.monotonic() - self._unverified_since > self.verify_max_wait
+        if self._quick_running is not None or self._phase == "full" or (self._phase == "settle" and waited):
             self._rescan_again = True
             return
         self.rescan(from_watch=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -110,10 +110,7 @@ class BrowseTree(Tree[NodeData]):
             return (not needle or needle in text.casefold()) and (code_filter is None or code_filter in codes)
 
         self.clear()
-        # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
-        self.root.set_label(Text.assemble((visible(os.path.basename(ins.root.rstrip("/")) or ins.root), "bold"),
-                                          f"  {count(len(ins.scan.sessions), 'dir')} · ",
-                                          f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}"))
+        self.root.set_label(self._root_label(ins))
         self.root.data = NodeData("root", "root", ins)
         sessions: dict[str, dict[str, Any]] = {}
         for s in ins.scan.sessions:
@@ -126,17 +123,7 @@ class BrowseTree(Tree[NodeData]):
         specs: dict[str, list[NodeData]] = {}
         total = 0
         for name, group in sessions.items():
-            kept: list[NodeData] = []
-            for link in group["refs"]:
-                if matches(f"{link.entry.label} {link.entry.session_id} {link.entry.locator or ''}", [f.code for f in link.findings]):
-                    kept.append(NodeData("reference", f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}", link))
-            for tlink in group["tools"]:
-                if matches(f"{tlink.entry.tool_name} {tlink.entry.locator}", [f.code for f in tlink.findings]):
-                    kept.append(NodeData("tool-spill", f"tool:{tlink.entry.log}:{tlink.entry.line}", tlink))
-            for art in group["dir"].artifacts if group["dir"] else []:
-                if matches(f"{art.name} {art.kind}", [f.code for f in index.get(art.path, [])]):
-                    kept.append(NodeData("artifact", art.path, art))
-            specs[name] = kept
+            specs[name] = kept = self._specs(group, matches)
             total += len(kept)
         lazy = total > self.LAZY_LIMIT
         target: TreeNode[NodeData] | None = None
@@ -147,14 +134,7 @@ class BrowseTree(Tree[NodeData]):
             session_codes = [f.code for f in index.get(group["dir"].path, [])] if group["dir"] else []
             if not children and not matches(title, session_codes):
                 continue
-            arts = group["dir"].artifacts if group["dir"] else []
-            # Zero counts left out: a line short enough to show whole.
-            counts = "  " + " · ".join(count(n, what) for n, what in ((len(arts), "artifact"), (len(group["refs"]), "ref"),
-                                                                     (len(group["tools"]), "tool spill")) if n)
-            # Badges straight after the title: a narrow pane cuts the counts, not the findings.
-            label = Text.assemble(safe(title, "bold"),
-                                  badges(session_codes + [c for d in children for c in self._codes(d, index)]),
-                                  (counts, "dim"))
+            label = self._session_label(title, group, children, session_codes)
             holds_selection = selected is not None and any(d.key == selected for d in children)
             # Small trees open every session the user has not closed; big ones only those
             # the user opened (or that hold the cursor). A filter opens every match.
@@ -174,6 +154,76 @@ class BrowseTree(Tree[NodeData]):
             # took its place, and a key pressed meanwhile would act on that item.
             self._tree_lines  # noqa: B018
             self.move_cursor(target)
+
+    def _specs(self, group: dict[str, Any], matches: Callable[[str, list[str]], bool]) -> list[NodeData]:
+        """A session's children (references, tool spills, artifacts) that the filter keeps."""
+        index = self._index
+        kept: list[NodeData] = []
+        for link in group["refs"]:
+            if matches(f"{link.entry.label} {link.entry.session_id} {link.entry.locator or ''}", [f.code for f in link.findings]):
+                kept.append(NodeData("reference", f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}", link))
+        for tlink in group["tools"]:
+            if matches(f"{tlink.entry.tool_name} {tlink.entry.locator}", [f.code for f in tlink.findings]):
+                kept.append(NodeData("tool-spill", f"tool:{tlink.entry.log}:{tlink.entry.line}", tlink))
+        for art in group["dir"].artifacts if group["dir"] else []:
+            if matches(f"{art.name} {art.kind}", [f.code for f in index.get(art.path, [])]):
+                kept.append(NodeData("artifact", art.path, art))
+        return kept
+
+    def _session_label(self, title: str, group: dict[str, Any], children: list[NodeData], session_codes: list[str]) -> Text:
+        arts = group["dir"].artifacts if group["dir"] else []
+        # Zero counts left out: a line short enough to show whole.
+        counts = "  " + " · ".join(count(n, what) for n, what in ((len(arts), "artifact"), (len(group["refs"]), "ref"),
+                                                                 (len(group["tools"]), "tool spill")) if n)
+        # Badges straight after the title: a narrow pane cuts the counts, not the findings.
+        return Text.assemble(safe(title, "bold"),
+                             badges(session_codes + [c for d in children for c in self._codes(d, self._index)]),
+                             (counts, "dim"))
+
+    def _root_label(self, ins: Inspection) -> Text:
+        # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
+        return Text.assemble((visible(os.path.basename(ins.root.rstrip("/")) or ins.root), "bold"),
+                             f"  {count(len(ins.scan.sessions), 'dir')} · ",
+                             f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}")
+
+    def patch(self, ins: Inspection, names: set[str]) -> bool:
+        """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
+        change); False when that cannot be done in place (a session dir came or went,
+        a filter is on) and :meth:`populate` is needed."""
+        if self._filtered:
+            return False
+        dirs = {s.name: s for s in ins.scan.sessions}
+        nodes = {n.data.key: n for n in self.root.children if n.data is not None and n.data.kind == "session"}
+        if any(name not in dirs or name not in nodes for name in names):
+            return False
+        self._now = time.time()
+        self._index = by_location(ins.findings)
+        selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
+        target: TreeNode[NodeData] | None = None
+        for name in sorted(names):
+            node = nodes[name]
+            assert node.data is not None
+            old = node.data.obj
+            group = {"dir": dirs[name], "refs": old["refs"], "tools": old["tools"]}
+            children = self._specs(group, lambda text, codes: True)
+            sid = ins.session_ids.get(name)
+            node.set_label(self._session_label(sid if sid is not None else name, group, children,
+                                               [f.code for f in self._index.get(dirs[name].path, [])]))
+            built = bool(old.get("built"))
+            node.data = NodeData("session", name, {**group, "children": children})
+            node.allow_expand = bool(children)
+            if built:
+                had_cursor = selected is not None and any(c.data is not None and c.data.key == selected for c in node.children)
+                node.remove_children()
+                found = self._build_leaves(node)
+                if had_cursor:
+                    target = found.get(selected or "", node)
+        self.root.data = NodeData("root", "root", ins)
+        self.root.set_label(self._root_label(ins))
+        if target is not None:
+            self._tree_lines  # noqa: B018 - lay out now, then move (see populate)
+            self.move_cursor(target)
+        return True
 
     def _build_leaves(self, node: TreeNode[NodeData]) -> dict[str, TreeNode[NodeData]]:
         """Create a session node's leaves (once); returns them by key."""

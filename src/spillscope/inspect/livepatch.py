@@ -1,0 +1,149 @@
+"""A watch's changes applied to an inspection at once, path by path, without a pass
+over the whole root.
+
+A live view shows a new or vanished artifact as soon as the watch reports it: each
+event's path is ``lstat``-ed again (the event says only that something happened there;
+the disk says what is there now), its session dir is added when it appeared and dropped
+when it is gone, and everything else is kept as it was. What this cannot know (the
+references' and tool spills' links, a changed transcript's content) stays as the last
+full pass left it, so the caller shows the result as *not verified* and runs a full
+pass later; that pass ends exactly equal to the disk.
+
+Nothing here follows a symlink: a session dir's path that is a symlink now is dropped,
+and a root path that is not a directory itself now (a symlink, a file, nothing) shows
+nothing under it, whatever the events say.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from typing import Iterable, cast
+
+from .findings import Finding, finding
+from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, scan_entry
+from .verify import Inspection
+from .watch import STATUS_EVENTS, ChangeEvent, root_problem
+
+#: Findings a scan makes from ``lstat`` alone: redone for each path an event names.
+_SCAN_CODES = frozenset({"symlink", "unexpected-entry", "insecure-permissions", "unreadable"})
+
+
+class _Entry:
+    """What :func:`scan_entry` needs of an ``os.DirEntry``, for one path."""
+
+    __slots__ = ("path", "name")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.name = os.path.basename(path)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        return os.stat(self.path, follow_symlinks=follow_symlinks)
+
+
+def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspection, set[str]]:
+    """``ins`` with the artifacts the events name re-read from the disk, and the paths
+    whose entry changed (added, modified, deleted). ``ins`` itself is not modified."""
+    root = ins.root
+    events = list(events)
+    if not events:
+        return ins, set()
+    why = root_problem(root)
+    if why is not None:
+        return _without_root(ins, why)
+    paths: set[str] = set()
+    for ev in events:
+        if ev.event in STATUS_EVENTS:
+            continue
+        parent = os.path.dirname(ev.path)
+        if os.path.dirname(parent) == root and SESSION_DIR.match(os.path.basename(parent)):
+            paths.add(ev.path)
+    if not paths:
+        return ins, set()
+    sessions = {s.path: s for s in ins.scan.sessions}
+    touched: dict[str, SessionDir] = {}  # session dir path → its new copy (or absent: gone)
+    # Its artifacts by path while patching (a replay can name thousands of paths in one
+    # dir: a lookup each, not a search of the dir's list each).
+    by_path: dict[str, dict[str, Artifact]] = {}
+    gone_dirs: set[str] = set()
+    new_findings: list[Finding] = []
+    changed: set[str] = set()
+    for path in sorted(paths):
+        d = os.path.dirname(path)
+        if d in gone_dirs:
+            continue
+        session = touched.get(d)
+        if session is None:
+            try:
+                dst = os.lstat(d)
+                is_dir = stat.S_ISDIR(dst.st_mode)
+            except OSError:
+                is_dir = False
+            old = sessions.get(d)
+            if not is_dir:
+                gone_dirs.add(d)
+                if old is not None:
+                    changed.update(a.path for a in old.artifacts)
+                    changed.add(d)
+                continue
+            m = SESSION_DIR.match(os.path.basename(d))
+            assert m is not None
+            if old is None:
+                changed.add(d)
+                session = SessionDir(d, os.path.basename(d), m.group(1), stat.S_IMODE(dst.st_mode))
+                if session.mode & 0o077:
+                    new_findings.append(finding("insecure-permissions", path=d,
+                                                detail=f"session dir mode {session.mode:04o} (expected 0700)"))
+            else:
+                session = dataclasses.replace(old, artifacts=[])
+            touched[d] = session
+            by_path[d] = {a.path: a for a in old.artifacts} if old is not None else {}
+        arts = by_path[d]
+        before = arts.get(path)
+        found: list[Finding] = []
+        art = scan_entry(cast("os.DirEntry[str]", _Entry(path)), session.name, found)
+        if art is None:
+            found = []  # gone: nothing to say about it (a vanished entry is not unreadable)
+            if before is not None:
+                del arts[path]
+                changed.add(path)
+        elif art != before:
+            arts[path] = art
+            changed.add(path)
+        if path in changed:
+            new_findings += found
+    if not changed:
+        return ins, set()
+    for d, session in touched.items():
+        session.artifacts = sorted(by_path[d].values(), key=_NAME)
+    kept_sessions = [touched.get(s.path, s) for s in ins.scan.sessions if s.path not in gone_dirs]
+    kept_sessions += [s for p, s in touched.items() if p not in sessions]
+    kept_sessions.sort(key=lambda s: s.name)
+
+    def stale(f: Finding) -> bool:
+        # A finding about a changed path is redone (from lstat) or left to the full pass.
+        return f.path in changed or (bool(gone_dirs) and f.path is not None and os.path.dirname(f.path) in gone_dirs)
+
+    scan = RootScan(root, kept_sessions, [f for f in ins.scan.findings if not stale(f)] +
+                    [f for f in new_findings if f.code in _SCAN_CODES], ins.scan.exists)
+    findings = [f for f in ins.findings if not stale(f)] + new_findings
+    checks = {p: c for p, c in ins.artifact_checks.items() if p not in changed}
+    return dataclasses.replace(ins, scan=scan, findings=findings, artifact_checks=checks), changed
+
+
+def _without_root(ins: Inspection, why: str) -> tuple[Inspection, set[str]]:
+    """Nothing under a root path that is not a directory now; the logs' findings stay."""
+    changed = {a.path for a in ins.scan.artifacts()} | {s.path for s in ins.scan.sessions}
+    gone = finding("unreadable", path=ins.root, detail=f"spill root {why}")
+    if not changed and not ins.scan.exists and gone in ins.scan.findings:
+        return ins, set()
+    under = ins.root + os.sep
+
+    def keep(f: Finding) -> bool:
+        return f.path is None or (f.path != ins.root and not f.path.startswith(under))
+
+    scan = RootScan(ins.root, [], [gone], exists=False)
+    findings = [f for f in ins.findings if keep(f)] + [gone]
+    return dataclasses.replace(ins, scan=scan, findings=findings, artifact_checks={}), changed | {ins.root}
