@@ -19,7 +19,8 @@ from ..inspect.coverage import coverage, describe
 from ..inspect.findings import CODES, SEVERITY_RANK, Finding
 from ..inspect.scan import Artifact
 from ..inspect.search import Pattern, SearchHit, search_root
-from ..inspect.verify import Inspection, ReferenceLink, inspect_root
+from ..inspect.links import ReferenceLink
+from ..inspect.verify import Inspection, inspect_root
 from ..inspect.watch import ChangeEvent, awatch_root
 from ..reference.join import join_offset
 from ..formats.transcript import Transcript, read_transcript

@@ -24,7 +24,8 @@ from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
-from ...inspect.verify import Inspection, ReferenceLink, inspect_root
+from ...inspect.links import ReferenceLink
+from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch import awatch_root
 from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
