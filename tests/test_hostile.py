@@ -284,8 +284,11 @@ def _as_other_user(cmd: list[str]) -> list[str]:
 
 @pytest.fixture
 def shared_base():
-    """A base dir that another user can traverse (pytest's tmp dirs are 0700)."""
-    base = Path(tempfile.mkdtemp(prefix="spillscope-hostile-", dir="/tmp"))  # not the run's private 0700 temp dir
+    """A base dir that another user can traverse (pytest's tmp dirs are 0700, and so is the
+    run's private TMPDIR: the base goes in the machine's temp dir, as conftest's nobody_base)."""
+    from conftest import SYSTEM_TMP
+
+    base = Path(tempfile.mkdtemp(prefix="spillscope-hostile-", dir=SYSTEM_TMP))
     base.chmod(0o755)
     try:
         yield base

@@ -9,13 +9,17 @@ if TYPE_CHECKING:
     from .findings import CODES, Finding, finding
     from .logs import ReferenceEntry, SessionLog, ToolSpillEntry, read_logs, read_session_log
     from .scan import Artifact, RootScan, SessionDir, scan_root
-    from .verify import Inspection, ReferenceLink, ToolSpillLink, inspect_root, resolve_locator
+    from .links import ReferenceLink, ToolSpillLink
+    from .locate import resolve_locator
+    from .verify import Inspection, inspect_root
 
 _EXPORTS = {
     "findings": ("CODES", "Finding", "finding"),
     "logs": ("ReferenceEntry", "SessionLog", "ToolSpillEntry", "read_logs", "read_session_log"),
     "scan": ("Artifact", "RootScan", "SessionDir", "scan_root"),
-    "verify": ("Inspection", "ReferenceLink", "ToolSpillLink", "inspect_root", "resolve_locator"),
+    "links": ("ReferenceLink", "ToolSpillLink"),
+    "locate": ("resolve_locator",),
+    "verify": ("Inspection", "inspect_root"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = ["Artifact", "CODES", "Finding", "Inspection", "ReferenceEntry", "ReferenceLink", "RootScan", "SessionDir", "SessionLog", "ToolSpillEntry", "ToolSpillLink", "finding", "inspect_root", "read_logs", "read_session_log", "resolve_locator", "scan_root"]

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .verify import Inspection, resolve_locator
+from .locate import resolve_locator
+from .verify import Inspection
 
 _SESSION_DIR = re.compile(r"session-[0-9a-f]{12}")
 

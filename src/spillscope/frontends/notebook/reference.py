@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...util.text import visible
-from ...inspect.verify import ReferenceLink
+from ...inspect.links import ReferenceLink
 from ...reference.join import join_offset
 from ...formats.transcript import read_transcript
 from .render import _badges, _wrap, esc

@@ -26,8 +26,9 @@ from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
+from ...inspect.links import ReferenceLink
 from ...inspect.livepatch import apply_events
-from ...inspect.verify import Inspection, ReferenceLink, inspect_root
+from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch import ChangeEvent, awatch_root
 from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES

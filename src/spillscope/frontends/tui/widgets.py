@@ -20,7 +20,8 @@ from ..format import count, human_age, human_size
 from ...util.text import visible
 from ...inspect.findings import CODES, SEVERITY_RANK, Finding, by_location
 from ...inspect.scan import Artifact
-from ...inspect.verify import Inspection, ReferenceLink, ToolSpillLink
+from ...inspect.links import ReferenceLink, ToolSpillLink
+from ...inspect.verify import Inspection
 from ...reference.join import join_offset
 from ...spill.naming import session_dir_name
 
