@@ -24,7 +24,7 @@ from typing import Iterable, cast
 from .findings import Finding, finding
 from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, scan_entry
 from .verify import Inspection
-from .watch import STATUS_EVENTS, ChangeEvent, root_problem
+from .watch_events import STATUS_EVENTS, ChangeEvent, root_problem
 
 #: Findings a scan makes from ``lstat`` alone: redone for each path an event names.
 _SCAN_CODES = frozenset({"symlink", "unexpected-entry", "insecure-permissions", "unreadable"})

@@ -22,7 +22,7 @@ from typing import Iterator
 from ..spill.s3 import error_code, parse_s3_url
 from .s3root import iter_objects
 from .scan import SESSION_DIR, classify_name
-from .watch import ChangeEvent, EventKind, Watcher
+from .watch_events import ChangeEvent, EventKind, Watcher
 
 POLL_SECONDS = 2.0
 

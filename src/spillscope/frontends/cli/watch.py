@@ -24,7 +24,8 @@ class WatchUsageError(Exception):
 
 
 def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: TextIO | None = None) -> int:
-    from ...inspect.watch import root_problem, watch_root
+    from ...inspect.watch import watch_root
+    from ...inspect.watch_events import root_problem
 
     err = err or sys.stderr
     why = root_problem(root)

@@ -15,7 +15,8 @@ from ...inspect.coverage import coverage, describe
 from ...inspect.findings import Finding
 from ...inspect.search import Pattern, SearchHit, search_root
 from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch import ChangeEvent, awatch_root
+from ...inspect.watch import awatch_root
+from ...inspect.watch_events import ChangeEvent
 from ...formats.transcript import read_transcript
 from ...spill.naming import session_dir_name
 from .findings import Findings

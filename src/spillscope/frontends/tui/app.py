@@ -29,7 +29,8 @@ from ...inspect.findings import CODES
 from ...inspect.links import ReferenceLink
 from ...inspect.livepatch import apply_events
 from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch import ChangeEvent, awatch_root
+from ...inspect.watch import awatch_root
+from ...inspect.watch_events import ChangeEvent
 from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES

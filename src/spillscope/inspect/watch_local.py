@@ -1,0 +1,142 @@
+"""The local backend of the watch seam: :class:`LocalWatcher` follows a directory root.
+
+Owns the watch loop for a root on this machine: the root is followed *by its path* (every
+tick it is ``lstat``-ed: missing, a symlink or a file means ``root-missing``, another inode
+means ``root-replaced``); watchfiles only makes changes show fast, while what is reported is
+decided by :class:`~.watch_state.RootState`; a burst too big to settle path by path, or a
+failing OS watcher, means a full rescan, and while the OS watcher cannot run the root is
+polled and a ``stale`` event says why until ``live`` says changes are followed again.
+It is one backend beside :mod:`.s3watch`; :func:`.watch.open_watcher` picks between them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Iterator
+
+from .watch_events import ChangeEvent, Watcher, root_problem
+from .watch_state import RootState, _root_ident
+
+__all__ = ["LocalWatcher"]
+
+#: A watchfiles batch bigger than this is settled by a full rescan, not path by path.
+_BURST = 2000
+
+
+class LocalWatcher(Watcher):
+    """A directory on this machine, through watchfiles plus the consistency check."""
+
+    #: Seconds between consistency checks while the OS watcher runs.
+    check_every = 0.25
+    #: Seconds between full rescans while it cannot run (a big root costs a rescan).
+    poll_every = 0.5
+
+    def __init__(self, root: str, **kwargs: object) -> None:
+        super().__init__(os.path.abspath(root), **kwargs)  # type: ignore[arg-type]
+        self.state = RootState(self.root)
+        self._said: str | None = "starting"  # the status last reported: None = live
+
+    def _status(self, reason: str | None) -> list[ChangeEvent]:
+        """``live`` / ``stale`` when the status changes (a problem listing a dir counts)."""
+        if reason is None and self.state.problems:
+            reason = next(iter(sorted(self.state.problems.values())))
+        if reason == self._said:
+            return []
+        self._said = reason
+        return [ChangeEvent("live" if reason is None else "stale", self.root, None, None, reason)]
+
+    def batches(self) -> Iterator[list[ChangeEvent]]:
+        state, stop = self.state, self.stop
+        why = root_problem(self.root)
+        first = state.sync() if why is None else []
+        if self.initial and first:
+            yield first
+        backend_error: str | None = None
+        retry_at = 0.0
+        backoff = 0.5
+        while not stop.is_set():
+            why = root_problem(self.root)
+            if why is not None:
+                yield state.clear() + [ChangeEvent("root-missing", self.root, None, None, why)]
+                self._said = "root missing"
+                said = why
+                while not stop.wait(self.tick):
+                    why = root_problem(self.root)
+                    if why is None:
+                        break
+                    if why != said:
+                        said = why
+                        yield [ChangeEvent("root-missing", self.root, None, None, why)]
+                if stop.is_set():
+                    return
+                yield [ChangeEvent("root-restored", self.root, None, None)] + state.sync()
+                continue
+            if state.ident != _root_ident(self.root):
+                events = state.sync()
+                yield [ChangeEvent("root-replaced", self.root, None, None, "another directory is at the path now")] + events
+            if backend_error is not None and time.monotonic() < retry_at:
+                # The OS watcher failed: poll (a full rescan a tick) until it can be retried.
+                events = state.sync() + self._status(backend_error)
+                if events:
+                    yield events
+                stop.wait(max(self.tick, self.poll_every))
+                continue
+            try:
+                yield from self._follow()
+                backend_error = None
+                backoff = 0.5
+            except Exception as exc:  # watchfiles/notify failing: watch limits, vanished dirs…
+                if stop.is_set():
+                    return
+                if root_problem(self.root) is not None or state.ident != _root_ident(self.root):
+                    continue  # the root went away under the watcher: handled above
+                paths = state.watch_paths()
+                events = state.sync()
+                if events:
+                    yield events
+                if state.watch_paths() != paths:
+                    continue  # a session dir came or went while the OS watcher started on it
+                backend_error = f"the file watcher failed ({type(exc).__name__}: {exc}); polling"
+                retry_at = time.monotonic() + backoff
+                backoff = min(backoff * 2, 10.0)
+
+    def _follow(self) -> Iterator[list[ChangeEvent]]:
+        """Run the OS watcher on the current dirs until the root or the dir set changes."""
+        import watchfiles  # only a watch needs it (the CLI imports lazily)
+
+        state, stop = self.state, self.stop
+        paths = state.watch_paths()
+        ident = state.ident
+        started = False
+        last_check = 0.0
+        for changes in watchfiles.watch(
+            *paths, stop_event=stop, rust_timeout=int(self.tick * 1000), yield_on_timeout=True,
+            debounce=50, step=20, recursive=False, ignore_permission_denied=True,
+        ):
+            events: list[ChangeEvent] = []
+            if not started:
+                # The OS watcher is up: anything that happened before it was is settled
+                # by a full listing, then changes are followed.
+                started = True
+                events += state.sync()
+                last_check = time.monotonic()
+            if root_problem(self.root) is not None or _root_ident(self.root) != ident:
+                if events:
+                    yield events
+                return  # settled by batches()
+            if len(changes) > _BURST:
+                events += state.sync()
+                last_check = time.monotonic()
+            elif changes:
+                events += state.update({path for _, path in changes})
+            if time.monotonic() - last_check >= self.check_every:
+                events += state.check()
+                last_check = time.monotonic()
+            events += self._status(None)
+            if events:
+                yield events
+            if state.watch_paths() != paths:
+                return  # session dirs came or went: watch the new set
+            if stop.is_set():
+                return
