@@ -103,12 +103,15 @@ def nobody_tmp():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _private_temp_dir():
+def _private_temp_dir(tmp_path_factory):
     """Every test, its subprocesses and kernels get a temp dir of the test run's own: the
     user's `spillscope demo` (in the real temp dir) is never rewritten under an open TUI,
     whatever a test forgets to pass. It sits in the machine's temp dir and others may
     traverse it (0755, like /tmp without the write bit), so a test that runs a command as
     another user (nobody) can still reach the dirs it makes there."""
+    # pytest's own tmp_path base stays where it was (its paths' lengths are part of some
+    # tests' byte budgets): fix it before the temp dir moves.
+    tmp_path_factory.getbasetemp()
     private = Path(tempfile.mkdtemp(prefix="spillscope-tests-", dir=SYSTEM_TMP))
     private.chmod(0o755)
     old_env, old_cached = os.environ.get("TMPDIR"), tempfile.tempdir
