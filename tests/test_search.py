@@ -19,6 +19,8 @@ from spillscope.util.text import js_json_string, js_utf8, utf8_len
 from spillscope.frontends.demo import write_demo
 from spillscope.inspect import artifact_search as A
 from spillscope.inspect import search as S
+from spillscope.inspect import search_tool as TL
+from spillscope.inspect import search_transcript as T
 from spillscope.formats.transcript import TranscriptIndex, read_transcript, render_transcript
 
 TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "😀", "e\u0301", "\r\n", "\u2028",
@@ -238,8 +240,8 @@ def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPa
         path.write_bytes(js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None,
                                                     "capturedThroughSeq": 1, "conversation": conv}, 3)))
     exact = [m.text for m in read_transcript(path).messages]
-    old = A.WINDOW
-    A.WINDOW = window
+    old = T.WINDOW
+    T.WINDOW = window
     try:
         for _ in range(4):
             k = rng.randrange(len(exact))
@@ -255,7 +257,7 @@ def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPa
                     assert ev.hit.byte_start == utf8_len(t[: ev.hit.start])
                     assert ev.hit.byte_end == utf8_len(t[: ev.hit.end])
     finally:
-        A.WINDOW = old
+        T.WINDOW = old
 
 
 def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) -> None:
@@ -353,8 +355,8 @@ def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPat
     path = tmp_path_factory.mktemp("tool") / "000000000001-bash.txt"
     path.write_bytes(js_utf8(text))
     exact = js_utf8(text).decode()  # what the file holds: lone surrogates became U+FFFD
-    old = A.WINDOW
-    A.WINDOW = window
+    old = TL.WINDOW
+    TL.WINDOW = window
     try:
         for _ in range(4):
             a = rng.randrange(len(exact))
@@ -365,7 +367,7 @@ def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPat
                 assert all(h.byte_start == utf8_len(exact[: h.start]) for h in got)
                 assert all(h.match == needle for h in got)
     finally:
-        A.WINDOW = old
+        TL.WINDOW = old
 
 
 def test_grep_on_the_upstream_fixtures_with_rebase() -> None:

@@ -18,9 +18,11 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
 from ..util.text import js_utf8, utf8_len
 from ..reference.check import common_prefix, common_suffix, digest_transcript, keep_bytes_for, seen_byte_ranges
-from .artifact_search import (MAX_HITS, REGEX_OVERLAP, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, Pattern,
-                              PatternError, _Located, close_source, open_source, read_range, search_message_region,
-                              search_tool_output, search_transcript, source_size)
+from .search_pattern import REGEX_OVERLAP, Pattern, PatternError
+from .search_records import MAX_HITS, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, _Located
+from .search_source import close_source, open_source, read_range, source_size
+from .search_tool import search_tool_output
+from .search_transcript import search_message_region, search_transcript
 from .findings import Finding, finding
 
 __all__ = ["Pattern", "PatternError", "MessageHit", "SearchHit", "search_root", "search_transcript",

@@ -1,0 +1,103 @@
+"""The writer's JSON escaping, seen from inside a de-framed transcript byte stream.
+
+Escape boundaries, whether a window's escapes are the canonical ones ``JSON.stringify`` writes
+(so a needle escaped the same way finds every occurrence), de-framing fragment lines and
+decoding escaped segments. Separate because these are pure functions on bytes, with no file or
+search state.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from ..util.text import js_normalize, loads_exact
+
+# Escape-aware helpers for the de-framed (JSON-escaped) stream ----------------------------
+_BACKSLASH = 0x5C
+_U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_NO_PAIR_ESCAPES = {8, 9, 10, 12, 13}
+_ODD_ESCAPE = re.compile(rb"\\[u/]")
+
+
+def _odd_run_before(buf: bytes, p: int) -> bool:
+    """True when an odd number of backslashes ends just before ``p``."""
+    k = 0
+    while p - k - 1 >= 0 and buf[p - k - 1] == _BACKSLASH:
+        k += 1
+    return k % 2 == 1
+
+
+def at_escape_boundary(buf: bytes, p: int) -> bool:
+    """True when ``p`` (in escaped text that starts on a boundary) starts a new character."""
+    if _odd_run_before(buf, p):
+        return False
+    for j in range(2, 6):  # inside the four hex digits of a \\uXXXX?
+        q = p - j
+        if q >= 0 and buf[q] == _BACKSLASH and buf[q + 1 : q + 2] == b"u" and not _odd_run_before(buf, q):
+            return False
+    return True
+
+
+def canonical_escapes(buf: bytes) -> bool:
+    """True when every escape is spelled as JSON.stringify spells it (so the escaped
+    needle finds every occurrence): no ``\\/``, and ``\\u`` only lowercase for controls
+    without a short form and for lone surrogates."""
+    first = _ODD_ESCAPE.search(buf)  # one pass for both
+    if first is None:
+        return True
+    if b"\\/" in buf:
+        return False  # maybe a literal backslash before '/': the decoded search is exact either way
+    prev_high_end = -1
+    for m in _U_ESCAPE.finditer(buf):
+        if _odd_run_before(buf, m.start()):
+            continue  # a literal backslash followed by 'u'
+        hexs = m.group(1)
+        if hexs != hexs.lower():
+            return False
+        cp = int(hexs, 16)
+        if 0xD800 <= cp <= 0xDBFF:
+            prev_high_end = m.end()
+            continue
+        if 0xDC00 <= cp <= 0xDFFF:
+            if prev_high_end == m.start():
+                return False  # an escaped pair: JSON.stringify writes it literally
+        elif cp >= 0x20 or cp in _NO_PAIR_ESCAPES:
+            return False
+        prev_high_end = -1
+    return True
+
+
+def decode_escaped(seg: bytes) -> str:
+    """The exact text of a de-framed escaped segment (starting and ending on boundaries)."""
+    try:
+        text = orjson.loads(b'"' + seg + b'"')
+    except orjson.JSONDecodeError:
+        text = js_normalize(loads_exact(b'"' + seg + b'"'))
+    assert isinstance(text, str)
+    return text
+
+
+def decode_utf8(seg: bytes) -> str:
+    return seg.decode("utf-8", "replace")
+
+
+def deframe(lines: bytes) -> bytes:
+    """Fragment lines (``"…"\\n`` each) → the escaped text; ValueError if not framed so."""
+    # An empty fragment line ("") vanishes here without changing the text: the parser
+    # refuses it, `verify` reports it; the search need not.
+    if lines[:1] != b'"' or lines[-2:] != b'"\n':
+        raise ValueError("not plain fragment lines")
+    body = lines.replace(b'"\n"', b"")
+    if body.find(b"\n", 1, len(body) - 1) >= 0:
+        raise ValueError("not plain fragment lines")
+    return body[1:-2]
+
+
+def _ends_high(lines: bytes, end: int) -> bool:
+    """True when the fragment line ending at ``end`` ends with an escaped high surrogate
+    (it may pair with the next line's first code point, so the two stay together)."""
+    b = end - 8  # `\udXXX"\n`
+    return (b >= 0 and lines[b : b + 3] in (b"\\ud", b"\\uD") and lines[b + 3 : b + 4] in b"89abAB"
+            and lines[b + 3 : b + 4] != b"" and not _odd_run_before(lines, b))

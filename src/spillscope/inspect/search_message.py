@@ -1,0 +1,160 @@
+"""Searching one message (or tool output) window by window, counting offsets only up to hits.
+
+:class:`_MessageSearch` takes windows from a reader (transcript fragment lines or plain UTF-8)
+through a codec, searches escaped bytes for a fixed string where the escapes are canonical and
+decoded text otherwise. Separate from the readers, which only cut a file into windows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, Protocol
+
+from ..util.text import utf8_len
+from .search_pattern import REGEX_OVERLAP, Pattern
+from .search_records import CONTEXT, MessageHit, _hit
+
+# One message, searched window by window ------------------------------------------------
+@dataclass
+class _Window:
+    raw_start: int
+    data: bytes  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
+    carry: int  # offset in ``data`` where the next window starts (len(data) for the last)
+    final: bool
+
+
+class _Codec(Protocol):
+    def decode(self, seg: bytes) -> str: ...
+    def encode_needle(self, text: str) -> bytes | None: ...
+    def boundary(self, buf: bytes, p: int) -> bool: ...
+    def canonical(self, buf: bytes) -> bool: ...
+    def reread(self, start: int, end: int) -> Iterator[bytes]: ...
+
+
+class _MessageSearch:
+    """Search one message's windows; positions are counted lazily, only up to hits."""
+
+    def __init__(self, codec: _Codec, pattern: Pattern, compiled: re.Pattern[str], limit: int | None) -> None:
+        self.codec = codec
+        self.compiled = compiled
+        lit = pattern.literal
+        self.needle_text = lit
+        self.needle = codec.encode_needle(lit) if lit is not None else None
+        self.impossible = lit is not None and self.needle is None
+        self.limit = limit
+        self.found = 0
+        # Where counting has reached: raw offset of a window start, and text offsets there.
+        self.known_raw = -1
+        self.known_cp = 0
+        self.known_bytes = 0
+        self.last_end = -1  # code point where the last hit ended (hits never overlap)
+        #: True when a window was counted to its carry point: the next window starts there.
+        self._pending_next = False
+
+    def carry_bytes(self) -> int:
+        if self.needle is not None:
+            return max(0, len(self.needle) - 1)
+        return REGEX_OVERLAP * 6
+
+    def done(self) -> bool:
+        return self.impossible or (self.limit is not None and self.found >= self.limit)
+
+    def _catch_up(self, raw: int) -> None:
+        """Count text from the last known position to the window starting at ``raw``."""
+        for seg in self.codec.reread(self.known_raw, raw):
+            text = self.codec.decode(seg)
+            self.known_cp += len(text)
+            self.known_bytes += utf8_len(text)
+        self.known_raw = raw
+
+    def window(self, w: _Window) -> Iterator[MessageHit]:
+        if self.known_raw == -1:
+            self.known_raw = w.raw_start  # the message's first window: offsets 0 there
+        if self.done():
+            return
+        data = w.data
+        if self.needle is not None and self.codec.canonical(data):
+            yield from self._bytes_window(w)
+        else:
+            yield from self._text_window(w)
+
+    def _bytes_window(self, w: _Window) -> Iterator[MessageHit]:
+        data, needle, codec = w.data, self.needle, self.codec
+        assert needle is not None and self.needle_text is not None
+        counted = False
+        q = 0  # data offset whose text offsets are (cp, nb)
+        cp = nb = 0
+        p = data.find(needle)
+        ncp, nby = len(self.needle_text), utf8_len(self.needle_text)
+        while p >= 0:
+            if not w.final and p >= w.carry:
+                break  # the next window reports it
+            if codec.boundary(data, p):
+                if not counted:
+                    self._catch_up(w.raw_start)
+                    counted, cp, nb = True, self.known_cp, self.known_bytes
+                text = codec.decode(data[q:p])
+                cp, nb, q = cp + len(text), nb + utf8_len(text), p
+                if cp >= self.last_end:
+                    before, after = self._context_bytes(data, p, p + len(needle))
+                    yield MessageHit(cp, cp + ncp, nb, nb + nby, before, self.needle_text, after)
+                    self.last_end = cp + ncp
+                    self.found += 1
+                    if self.done():
+                        return
+                    p = data.find(needle, p + len(needle))
+                    continue
+            p = data.find(needle, p + 1)
+        if counted and not w.final:
+            text = codec.decode(data[q : w.carry])
+            self.known_cp, self.known_bytes = cp + len(text), nb + utf8_len(text)
+            self.known_raw = -2  # set by the caller: the next window's raw start
+            self._pending_next = True
+
+    def _text_window(self, w: _Window) -> Iterator[MessageHit]:
+        if self.impossible:
+            return
+        self._catch_up(w.raw_start)
+        head = self.codec.decode(w.data[: w.carry])
+        text = head + self.codec.decode(w.data[w.carry :]) if not w.final else head
+        base_cp, base_b = self.known_cp, self.known_bytes
+        q, nb = 0, base_b
+        for m in self.compiled.finditer(text):
+            s, e = m.start(), m.end()
+            if e == s or (not w.final and s >= len(head)):
+                if not w.final and s >= len(head):
+                    break
+                continue
+            if base_cp + s < self.last_end:
+                continue
+            nb += utf8_len(text[q:s])
+            q = s
+            mb = utf8_len(text[s:e])
+            before = text[max(0, s - CONTEXT * 4) : s]
+            after = text[e : e + CONTEXT * 4]
+            yield _hit(base_cp + s, base_cp + e, nb, nb + mb, before, text[s:e], after)
+            self.last_end = base_cp + e
+            self.found += 1
+            if self.done():
+                return
+        if not w.final:
+            self.known_cp, self.known_bytes = base_cp + len(head), base_b + utf8_len(head)
+            self.known_raw = -2
+            self._pending_next = True
+
+    def next_window_at(self, raw: int) -> None:
+        """The caller's next window starts at ``raw``: counting there is known if a
+        window was just counted to its carry point."""
+        if self._pending_next:
+            self.known_raw = raw
+            self._pending_next = False
+
+    def _context_bytes(self, data: bytes, p: int, e: int) -> tuple[str, str]:
+        lo = max(0, p - CONTEXT * 6)
+        while lo < p and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
+            lo += 1
+        hi = min(len(data), e + CONTEXT * 6)
+        while hi > e and hi < len(data) and (data[hi] & 0xC0 == 0x80 or not self.codec.boundary(data, hi)):
+            hi -= 1
+        return self.codec.decode(data[lo:p]), self.codec.decode(data[e:hi])

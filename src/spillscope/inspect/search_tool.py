@@ -1,0 +1,107 @@
+"""Exact search in a tool output: its UTF-8 bytes, read a window at a time.
+
+Separate from the transcript search because a tool output has no framing or escaping: the
+needle is searched as plain UTF-8 and windows are cut between characters.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from .search_escapes import decode_utf8
+from .search_message import _MessageSearch, _Window
+from .search_pattern import Pattern
+from .search_records import MessageHit, _trim
+from .search_source import WINDOW, close_source, open_source, read_range, source_size
+
+class _PlainCodec:
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+    decode = staticmethod(decode_utf8)
+
+    @staticmethod
+    def boundary(buf: bytes, p: int) -> bool:
+        return p >= len(buf) or buf[p] & 0xC0 != 0x80
+
+    @staticmethod
+    def canonical(buf: bytes) -> bool:
+        return True
+
+    @staticmethod
+    def encode_needle(text: str) -> bytes | None:
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None  # a lone surrogate: written to disk as U+FFFD, so never in a tool output
+
+    def reread(self, start: int, end: int) -> Iterator[bytes]:
+        pos = start
+        while pos < end:
+            chunk = read_range(self.handle, min(WINDOW, end - pos), pos)
+            if not chunk:
+                raise OSError("file shrank while searching")
+            if pos + len(chunk) < end:
+                chunk = chunk[: _char_cut(chunk)]  # never split a character between two decodes
+            yield chunk
+            pos += len(chunk)
+
+
+
+def _char_cut(chunk: bytes) -> int:
+    """Where to cut UTF-8 bytes so that no character is split: before the last
+    character's lead byte when the chunk may end inside it (the whole chunk if that
+    would leave nothing)."""
+    cut = len(chunk)
+    while cut > 0 and chunk[cut - 1] & 0xC0 == 0x80 and len(chunk) - cut < 3:
+        cut -= 1
+    if cut > 0 and chunk[cut - 1] >= 0xC0:
+        cut -= 1  # never end on a lead byte
+    return cut if cut > 0 else len(chunk)
+
+
+def _plain_windows(handle: int, size: int, search: _MessageSearch) -> Iterator[_Window]:
+    pos = 0
+    carry_raw = search.carry_bytes()
+    want = WINDOW
+    while pos < size:
+        chunk = read_range(handle, min(want, size - pos), pos)
+        if not chunk:
+            return
+        if pos + len(chunk) >= size:
+            yield _Window(pos, chunk, len(chunk), True)
+            return
+        chunk = chunk[: _char_cut(chunk)]
+        if len(chunk) <= carry_raw:
+            want *= 2  # the carry needs more than this window: read more
+            continue
+        want = WINDOW
+        back = len(chunk) - carry_raw
+        while 0 < back < len(chunk) and chunk[back] & 0xC0 == 0x80:
+            back -= 1
+        if back <= 0:
+            want *= 2
+            continue
+        yield _Window(pos, chunk, back, False)
+        pos += back
+        search.next_window_at(pos)
+
+
+
+def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
+                       cancelled: Callable[[], bool] = lambda: False) -> Iterator[MessageHit]:
+    """Hits in a tool output's exact text (its UTF-8 bytes decoded)."""
+    compiled = pattern.compile()
+    handle = open_source(path)
+    try:
+        codec = _PlainCodec(handle)
+        search = _MessageSearch(codec, pattern, compiled, limit)
+        for w in _plain_windows(handle, source_size(handle), search):
+            if cancelled():
+                return
+            for h in search.window(w):
+                yield _trim(h)
+            if search.done():
+                return
+    finally:
+        close_source(handle)
