@@ -119,6 +119,28 @@ def test_verify_with_rebase_from_another_prefix_and_expired_keys(uploaded, s3_bu
     assert "insecure-permissions" not in remote["summary"]
 
 
+@pytest.mark.parametrize("pattern", [["界 and 😀"], ["-i", "SUMMARY SENTENCE"], ["-E", "[0-9]{3,}"], ["--json-pattern", '"\\n"']])
+def test_grep_is_the_same_as_the_local_copy(uploaded, pattern):
+    """grep reads an s3:// root through ranged GETs: the same hits, offsets and seen/omitted
+    as on the local copy (with the logs, rebased onto the bucket), as the read-only identity."""
+    root, logs, url = uploaded
+    local = run("grep", *pattern, str(root), "--logs", str(logs), "--json")
+    remote = run("grep", *pattern, url, "--logs", str(logs), "--rebase", str(root), "--json", env=reader_env())
+    assert (remote.returncode, remote.stderr.replace(url.encode(), b"R")) == \
+        (local.returncode, local.stderr.replace(str(root).encode(), b"R"))
+    hits = [json.loads(line) for line in remote.stdout.splitlines()]
+    assert local.returncode == 0 and hits, local.stderr.decode()
+    assert all(h["path"].startswith(url + "/") for h in hits)
+    assert [_relative(h, str(root), url) for h in hits] == \
+        [_relative(json.loads(line), str(root), url) for line in local.stdout.splitlines()]
+    assert any(h["seen"] is not None for h in hits)
+
+
+def test_grep_on_a_missing_bucket_is_a_one_line_error(s3_bucket):
+    proc = run("grep", "x", f"s3://{s3_bucket}-missing/root", env=reader_env())
+    assert proc.returncode == 2 and proc.stderr.count(b"\n") == 1 and b"Traceback" not in proc.stderr
+
+
 def test_cat_is_the_same_for_every_artifact(uploaded):
     root, logs, url = uploaded
     listing = _json(run("ls", url, "--json"))

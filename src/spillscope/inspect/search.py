@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
+from ..util.fs import normalize_root
 from ..util.text import js_utf8, utf8_len
 from ..reference.check import common_prefix, common_suffix, digest_transcript, keep_bytes_for, seen_byte_ranges
 from .search_pattern import REGEX_OVERLAP, Pattern, PatternError
@@ -280,7 +281,7 @@ def search_root(root: str | os.PathLike[str], pattern: Pattern, *, logs: str | o
     searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``).
     Raises :class:`PatternError` before anything is read for a bad pattern."""
     pattern.compile()
-    root_s = os.path.abspath(os.fspath(root))
+    root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     targets, findings = _targets(root_s, None if logs is None else os.fspath(logs), rebase)
     yield from findings
     for t in targets:

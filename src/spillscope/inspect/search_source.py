@@ -1,31 +1,54 @@
-"""File access for searching one artifact: the only functions that touch the file system.
+"""File access for searching one artifact: the only functions that touch storage.
 
-Kept apart so that another backend (an object store) swaps these four functions and nothing
-else; :data:`WINDOW` is the read size the searches use.
+A local artifact is a no-follow descriptor read with ``pread``; an ``s3://`` one is a
+:class:`~spillscope.util.fs.Reader` over ranged GETs (its size from one HEAD), so ``grep``
+searches a bucket exactly as a directory. :data:`WINDOW` is the read size the searches use.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Union
 
-from ..util.fs import open_regular
+from ..util.fs import Reader, file_size, is_remote, open_reader, open_regular
 
 #: Raw bytes read per window (whole lines; a window never holds more than about this).
 WINDOW = 1 << 20
 
 
-# File access: the only functions that touch the file system (another backend swaps them).
-def open_source(path: str) -> int:
+@dataclass(frozen=True)
+class RemoteSource:
+    """An artifact in an object store: positional reads and its size, fixed when opened."""
+
+    reader: Reader
+    size: int
+
+
+#: A local descriptor, or a remote artifact.
+Source = Union[int, RemoteSource]
+
+
+def open_source(path: str) -> Source:
+    if is_remote(path):
+        return RemoteSource(open_reader(path), file_size(path))
     return open_regular(path)
 
 
-def read_range(handle: int, size: int, offset: int) -> bytes:
+def read_range(handle: Source, size: int, offset: int) -> bytes:
+    if isinstance(handle, RemoteSource):
+        return handle.reader.pread(size, offset)
     return os.pread(handle, size, offset)
 
 
-def source_size(handle: int) -> int:
+def source_size(handle: Source) -> int:
+    if isinstance(handle, RemoteSource):
+        return handle.size
     return os.fstat(handle).st_size
 
 
-def close_source(handle: int) -> None:
-    os.close(handle)
+def close_source(handle: Source) -> None:
+    if isinstance(handle, RemoteSource):
+        handle.reader.close()
+    else:
+        os.close(handle)

@@ -12,10 +12,10 @@ from .search_escapes import decode_utf8
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
 from .search_records import MessageHit, _trim
-from .search_source import WINDOW, close_source, open_source, read_range, source_size
+from .search_source import WINDOW, Source, close_source, open_source, read_range, source_size
 
 class _PlainCodec:
-    def __init__(self, handle: int) -> None:
+    def __init__(self, handle: Source) -> None:
         self.handle = handle
 
     decode = staticmethod(decode_utf8)
@@ -60,7 +60,7 @@ def _char_cut(chunk: bytes) -> int:
     return cut if cut > 0 else len(chunk)
 
 
-def _plain_windows(handle: int, size: int, search: _MessageSearch) -> Iterator[_Window]:
+def _plain_windows(handle: Source, size: int, search: _MessageSearch) -> Iterator[_Window]:
     pos = 0
     carry_raw = search.carry_bytes()
     want = WINDOW

@@ -21,10 +21,10 @@ from .search_exact import _exact_transcript
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
 from .search_records import ArtifactEvent, MessageHit, _Located, _trim
-from .search_source import WINDOW, close_source, open_source, read_range, source_size
+from .search_source import WINDOW, Source, close_source, open_source, read_range, source_size
 
 class _TranscriptCodec:
-    def __init__(self, handle: int) -> None:
+    def __init__(self, handle: Source) -> None:
         self.handle = handle
 
     decode = staticmethod(decode_escaped)
@@ -68,7 +68,7 @@ class _MessageWindows:
     """Windows of whole fragment lines of one message, from raw ``start`` to the blank
     line that ends it (or the end of the file); :attr:`end` is then where it ended."""
 
-    def __init__(self, handle: int, start: int, size: int, search: _MessageSearch) -> None:
+    def __init__(self, handle: Source, start: int, size: int, search: _MessageSearch) -> None:
         self.handle, self.start, self.size, self.search = handle, start, size, search
         self.end = -1
 
@@ -185,7 +185,7 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
                                  max_line_bytes)
 
 
-def _fast_transcript(handle: int, path: str, pattern: Pattern, compiled: re.Pattern[str], limit: int | None,
+def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: re.Pattern[str], limit: int | None,
                      cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
     size = source_size(handle)
     head = read_range(handle, min(size, 1 << 16), 0)
@@ -238,7 +238,7 @@ def _fast_transcript(handle: int, path: str, pattern: Pattern, compiled: re.Patt
         pos = windows.end + 1  # past the blank line
 
 
-def _find_blank(handle: int, start: int, size: int) -> int:
+def _find_blank(handle: Source, start: int, size: int) -> int:
     """Offset just past the message's last fragment line: the blank line's offset, or EOF."""
     pos = start
     prev = b""

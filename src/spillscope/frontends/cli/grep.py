@@ -15,6 +15,7 @@ from ...util.text import visible
 from ...inspect.findings import Finding
 from ...inspect.listing import ascii_json
 from ...inspect.search import Pattern, PatternError, SearchHit, search_root
+from .args import UsageError, check_root
 
 
 class GrepError(Exception):
@@ -39,8 +40,10 @@ def _where(hit: SearchHit) -> str:
 
 def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | None = None, rebase: str | None = None,
          as_json: bool = False, max_count: int | None = None) -> int:
-    if not os.path.isdir(root):
-        raise GrepError(f"{root}: not a directory")
+    try:
+        check_root(root)  # a directory, or a reachable s3://bucket/prefix
+    except UsageError as exc:
+        raise GrepError(str(exc)) from None
     if logs is not None and not os.path.isdir(logs):
         raise GrepError(f"{logs}: not a directory")
     try:
