@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import threading
 
-from spillscope.demo import write_demo
+from spillscope.frontends.demo import write_demo
 from spillscope.inspect import livepatch
 from spillscope.inspect.verify import inspect_root
 from spillscope.inspect.watch import ChangeEvent
-from spillscope.tui import app as app_mod
-from spillscope.tui.app import SpillscopeApp
-from spillscope.tui.widgets import BrowseTree
+from spillscope.frontends.tui import app as app_mod
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.frontends.tui.widgets import BrowseTree
 from test_tui import status_text, wait_for
 from test_watch import on_disk
 from test_watch_tui import artifact_keys
