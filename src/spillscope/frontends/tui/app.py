@@ -4,7 +4,8 @@ workers so the interface never waits on the disk.
 
 This module is the app shell (compose, bindings, actions, the command palette, the
 detail and the reader); the scan workers are in :mod:`.scheduling`, the live watch in
-:mod:`.live`, the status line in :mod:`.status`, combined here as mixins."""
+:mod:`.live`, the status line in :mod:`.status`, the opening of the reader in
+:mod:`.opening`, combined here as mixins."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from rich.console import Group
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -29,23 +30,21 @@ from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
 from ...inspect.livepatch import apply_events
-from ...inspect.verify import Inspection, ReferenceLink, inspect_root
+from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch import ChangeEvent
-from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from .document import open_document
 from .help import HelpScreen
 from .live import LiveWatch
+from .opening import ReaderOpening
 from .panels import ReferencePanel, artifact_renderable, tool_spill_renderable
-from .reader import ReaderScreen
 from .safe_text import safe
 from .scheduling import ScanScheduling
 from .status import StatusLine
 from .tree import BrowseTree, NodeData
 
 
-class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, App[None]):
+class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[None]):
     CSS_PATH = "spillscope.tcss"
     TITLE = "spillscope"
     BINDINGS = [
@@ -232,74 +231,11 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, App[None]):
             info.update(Group(safe(f"spill root {ins.root}", "bold"), safe(f"logs {self.logs_path or '(none)'}"),
                               *checked, *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
 
-    # Reader ------------------------------------------------------------------------
+    # Reader (opening it: .opening) -------------------------------------------------
     def action_open(self) -> None:
         node = self.query_one(BrowseTree).cursor_node
         if node is not None and node.data is not None:
             self.open_reader(node.data)
-
-    def open_reader(self, data: NodeData) -> None:
-        ins = self.inspection
-        if ins is None:
-            return
-        if data.kind == "reference":
-            link: ReferenceLink = data.obj
-            if link.artifact is None:
-                self.notify("No artifact to open: " + {"expired": "the locator has expired (the artifact is gone)",
-                                                        "unavailable": "the notice says no snapshot was saved",
-                                                        "unverified": "the root or session dir cannot be read",
-                                                        "intact": "nothing was omitted, so nothing was saved"}.get(link.status, link.status),
-                            severity="warning")
-                return
-            art = link.artifact
-        elif data.kind == "tool-spill":
-            art = data.obj.artifact
-            if art is None:
-                self.notify("No artifact to open: " + ("the root or session dir cannot be read" if data.obj.status == "unverified"
-                                                        else "the locator has expired"), severity="warning")
-                return
-        elif data.kind == "artifact":
-            art = data.obj
-        else:
-            return
-        if not art.is_regular or art.kind == "unknown":
-            self.notify("This entry cannot be opened (not a regular artifact file)", severity="warning")
-            return
-        self.load_reader(art.path, art.kind, art.name)
-
-    @work(thread=True, exclusive=True, group="open")
-    def load_reader(self, path: str, kind: str, title: str) -> None:
-        try:
-            document = open_document(path, kind)
-        except FileNotFoundError:
-            # Deleted since the last scan: say so, and bring the tree up to date.
-            self.call_from_thread(self.notify, f"{title} is gone: it was deleted from the spill root "
-                                  "after the last scan (the tree is being refreshed)", severity="warning", timeout=8)
-            self.call_from_thread(self.schedule_rescan)
-            return
-        except Exception as exc:  # a malformed or unreadable artifact shows its error, never crashes
-            self.call_from_thread(self.notify, f"cannot open {title}: {exc}", severity="error", timeout=8)
-            return
-        forbidden = [p for p in (self.root_path, self.logs_path) if p]
-        link = self.preview_link(path)
-        # The reader opens at once; what the model saw needs a pass over the whole
-        # transcript (seconds for a big one), so it follows from a worker.
-        screen = ReaderScreen(document, title, None if link else {}, forbidden)
-        self.call_from_thread(self.push_screen, screen)
-        if link is not None:
-            seen = self.seen_ranges(path, link)
-            self.call_from_thread(screen.set_seen, seen)
-
-    def preview_link(self, path: str) -> ReferenceLink | None:
-        ins = self.inspection
-        return next((l for l in (ins.references if ins else []) if l.artifact is not None and l.artifact.path == path
-                     and l.recomputed), None)
-
-    def seen_ranges(self, path: str, link: ReferenceLink) -> dict[int, list[tuple[int, int]] | None]:
-        """Per transcript message, the byte ranges the model saw (from the linked preview);
-        a message missing from the result was not linked to a preview."""
-        conv = link.entry.preview.get("conversation") or []
-        return reference_seen_ranges(path, conv, link.recomputed.sources if link.recomputed else ())
 
     # Filters and commands ----------------------------------------------------------
     def action_filter(self) -> None:
