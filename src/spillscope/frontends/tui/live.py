@@ -30,7 +30,7 @@ else:
 class LiveWatch(_AppBase):
     """Mixin for :class:`~.app.SpillscopeApp`: follows the root and patches the tree."""
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # the app's state and methods this part uses (SpillscopeApp sets and defines them)
         paused: reactive[bool] = reactive(False)
         root_missing: reactive[bool] = reactive(False)
         root_path: str

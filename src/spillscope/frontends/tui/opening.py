@@ -28,7 +28,7 @@ else:
 class ReaderOpening(_AppBase):
     """Mixin for :class:`~.app.SpillscopeApp`: opens the selected artifact in a reader."""
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # the app's state and methods this part uses (SpillscopeApp sets and defines them)
         inspection: Inspection | None
         root_path: str
         logs_path: str | None

@@ -28,7 +28,6 @@ class _Superseded(Exception):
     """Raised from the progress callback of a scan whose worker was cancelled."""
 
 
-
 class ScanScheduling(_AppBase):
     """Mixin for :class:`~.app.SpillscopeApp`: runs and schedules the scans."""
 
@@ -37,7 +36,7 @@ class ScanScheduling(_AppBase):
     #: …but changes that never pause wait at most this long for one (seconds).
     verify_max_wait = 2.0
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # the app's state and methods this part uses (SpillscopeApp sets and defines them)
         live_patch: bool
         inspection: Inspection | None
         verified: bool

@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 
     _AppBase = App[None]
 else:
-    _AppBase = object
+    _AppBase = object  # a plain mixin at run time: App comes once, in SpillscopeApp's bases
 
 
 class StatusLine(_AppBase):
     """Mixin for :class:`~.app.SpillscopeApp`: writes the ``#status`` line."""
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # the app's state and methods this part uses (SpillscopeApp sets and defines them)
         paused: reactive[bool] = reactive(False)
         root_missing: reactive[bool] = reactive(False)
         inspection: Inspection | None
