@@ -1,6 +1,11 @@
 """The spillscope Textual app: browse a spill root, a reference beside its notice, the
 transcript reader, and a live watch. It only calls the inspector core; I/O runs in
-workers so the interface never waits on the disk."""
+workers so the interface never waits on the disk.
+
+This module is the app shell (compose, bindings, actions, the command palette, the
+detail and the reader); the scan workers are in :mod:`.scheduling`, the live watch in
+:mod:`.live`, the status line in :mod:`.status`, the opening of the reader in
+:mod:`.opening`, combined here as mixins."""
 
 from __future__ import annotations
 
@@ -10,41 +15,36 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from rich.console import Group
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.notifications import SeverityLevel
-from textual.worker import get_current_worker
 
 from ..format import count
 from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
-from ...inspect.links import ReferenceLink
 from ...inspect.livepatch import apply_events
 from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch import awatch_root
 from ...inspect.watch_events import ChangeEvent
-from ...inspect.search import reference_seen_ranges
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from .document import open_document
 from .help import HelpScreen
-from .reader import ReaderScreen
-from .widgets import BrowseTree, NodeData, ReferencePanel, artifact_renderable, safe, tool_spill_renderable
+from .live import LiveWatch
+from .opening import ReaderOpening
+from .panels import ReferencePanel, artifact_renderable, tool_spill_renderable
+from .safe_text import safe
+from .scheduling import ScanScheduling
+from .status import StatusLine
+from .tree import BrowseTree, NodeData
 
 
-class _Superseded(Exception):
-    """Raised from the progress callback of a scan whose worker was cancelled."""
-
-
-class SpillscopeApp(App[None]):
+class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[None]):
     CSS_PATH = "spillscope.tcss"
     TITLE = "spillscope"
     BINDINGS = [
@@ -60,10 +60,6 @@ class SpillscopeApp(App[None]):
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
     #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
-    #: Seconds a watch-triggered scan waits (cancellable) before its verification pass.
-    verify_settle = 0.3
-    #: …but changes that never pause wait at most this long for one (seconds).
-    verify_max_wait = 2.0
     #: Watch events applied to the tree at once, path by path (see inspect.livepatch);
     #: False: every change waits for a pass over the whole root, as before.
     live_patch = True
@@ -142,69 +138,9 @@ class SpillscopeApp(App[None]):
         if self.watch_enabled:
             self.watch_root()
 
-    # Loading -----------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="scan")
-    def rescan(self, from_watch: bool = False) -> None:
-        """Two passes: names and metadata first (fast, so changes show at once), then
-        the full verification that reads every artifact."""
-        worker = get_current_worker()
-        last = 0.0
-
-        def progress(phase: str, done: int, total: int | None) -> None:
-            # A superseded pass stops here instead of reading a big root to the end.
-            nonlocal last
-            if worker.is_cancelled:
-                raise _Superseded
-            now = time.monotonic()
-            if phase == "verify" and total and now - last > 0.2:
-                last = now
-                self.call_from_thread(self.show_verify_progress, done / total)
-
-        # With the tree already patched from the events, a watch's change needs no names
-        # pass over the whole root: only the verification, once the changes pause.
-        patched = from_watch and self.live_patch and self.inspection is not None
-        try:
-            if not patched:
-                self._quick_running = worker
-                self._phase = "quick"
-                try:
-                    start = self.call_from_thread(self._mark)
-                    quick = self._inspect(False, progress)
-                except BaseException:
-                    if self._quick_running is worker:
-                        self._quick_running = None
-                    raise
-                if worker.is_cancelled:
-                    if self._quick_running is worker:
-                        self._quick_running = None
-                        self.call_from_thread(self._rescan_if_asked)
-                    return
-                # Until it is shown, a change waits for this pass instead of cancelling it.
-                self.call_from_thread(self.show_quick, worker, quick, from_watch, start)
-            if from_watch:
-                # Changes often come in runs: verify once they pause, not after each.
-                self._phase = "settle"
-                end = time.monotonic() + self.verify_settle
-                while time.monotonic() < end:
-                    if worker.is_cancelled:
-                        return
-                    time.sleep(0.02)
-            if worker.is_cancelled:
-                return
-            # From here a change does not cancel the pass (under endless churn nothing
-            # would ever be verified): it asks for another one after it.
-            self._phase = "full"
-            start = self.call_from_thread(self._mark)
-            full = self._inspect(True, progress)
-        except _Superseded:
-            return
-        finally:
-            if not worker.is_cancelled:
-                self._phase = None
-        if not worker.is_cancelled:
-            self.call_from_thread(self.show_inspection, full, True, from_watch, start)
-            self.call_from_thread(self._rescan_if_asked)
-
+    # Loading (the workers are in .scheduling) --------------------------------------
+    # The one call into the core for a pass stays here: it is the app's, and
+    # ``inspect_root`` is looked up in this module (tests stand in for it here).
     def _inspect(self, check_content: bool, progress: Callable[[str, int, int | None], None]) -> Inspection:
         limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "max_log_line_bytes": DEFAULT_MAX_LOG_LINE_BYTES, **self.limits}
         self.passes += 1
@@ -212,28 +148,6 @@ class SpillscopeApp(App[None]):
         return inspect_root(self.root_path, self.logs_path, rebase=self.rebase, check_content=check_content,
                             progress=progress, max_line_bytes=limits["max_line_bytes"],
                             max_log_line_bytes=limits["max_log_line_bytes"], follow_root=False)
-
-    def _mark(self) -> int:
-        """The last batch applied so far (a pass starting now sees at least those)."""
-        return self._seq
-
-    def show_quick(self, worker: object, ins: Inspection, from_watch: bool, start: int | None = None) -> None:
-        if self._quick_running is worker:
-            self._quick_running = None
-        # A change that waited starts its pass first, so that pass runs while this
-        # one is drawn (it supersedes this pass's verification).
-        self._rescan_if_asked()
-        self.show_inspection(ins, False, from_watch, start)
-
-    def _rescan_if_asked(self) -> None:
-        if self._rescan_again and self._phase != "full":
-            self._rescan_again = False
-            self.rescan(from_watch=True)
-
-    def show_verify_progress(self, share: float) -> None:
-        if not self.verified:
-            self.verify_progress = share
-            self.update_status()
 
     def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
                         start: int | None = None, sessions: set[str] | None = None) -> None:
@@ -270,120 +184,6 @@ class SpillscopeApp(App[None]):
         else:
             self.refresh_detail()
         self.update_status()
-
-    def update_status(self) -> None:
-        ins = self.inspection
-        # The watch's state first: a narrow terminal cuts the line's end.
-        parts = [self.watch_status()] if self.watch_enabled else []
-        if self.root_missing and not self.watch_enabled:
-            parts.append("⚠ ROOT MISSING — r rescans")
-        if ins is not None:
-            summary = ins.summary()
-            parts.append(f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')} · "
-                         + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
-                         + ("" if self.verified else " · verifying…"
-                            + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
-        self.query_one("#status", Static).update("  ·  ".join(parts))
-
-    def watch_status(self) -> str:
-        """The watch's part of the status line: "● live" only while changes are followed,
-        and always what ``r`` will do."""
-        detail = f" ({self.watch_detail})" if self.watch_detail else ""
-        if self.watch_state == "missing":
-            text = f"⚠ ROOT MISSING since {self.watch_since}{detail}, waiting for it · r rescans now"
-        elif self.watch_state == "stale":
-            text = f"⚠ stale since {self.watch_since}{detail} · r rescans and restarts the watch"
-        elif self.paused:
-            return ("⏸ PAUSED" + (f" ({self.pending_changes} changes waiting)" if self.pending_changes else "")
-                    + " · p resumes · r rescans now")
-        elif self.watch_state == "starting":
-            return "○ starting the watch… · r rescans"
-        else:
-            return "● live · r rescans"
-        return text + (" · ⏸ PAUSED" if self.paused else "")
-
-    def set_watch_state(self, state: str, detail: str | None = None) -> None:
-        if state != self.watch_state or detail != self.watch_detail:
-            if state != self.watch_state:
-                self.watch_since = time.strftime("%H:%M:%S")
-            self.watch_state, self.watch_detail = state, detail
-        self.root_missing = state == "missing"
-        self.update_status()
-
-    @work(exclusive=True, group="watch")
-    async def watch_root(self) -> None:
-        self.set_watch_state("starting")
-        # A root given as a symlink was resolved at start (see __init__); a root
-        # *replaced* by a symlink later is reported, not followed.
-        try:
-            async for batch in awatch_root(self.root_path):
-                for ev in batch:
-                    if ev.event == "live":
-                        self.set_watch_state("live")
-                    elif ev.event == "stale":
-                        self.set_watch_state("stale", ev.detail)
-                    elif ev.event == "root-missing":
-                        self.set_watch_state("missing", ev.detail)
-                    elif ev.event == "root-restored":
-                        self.set_watch_state("starting")
-                if self.paused:
-                    self.pending_changes += len(batch)
-                    self.update_status()
-                    continue
-                self.apply_watch_batch(batch)
-                self.schedule_rescan()
-        finally:
-            if not get_current_worker().is_cancelled and self.is_running and self.watch_state != "stale":
-                self.set_watch_state("stale", "the watch stopped")
-
-    def apply_watch_batch(self, batch: list[ChangeEvent]) -> None:
-        """Show a batch's changes now, path by path; the verification follows later."""
-        self._seq += 1
-        self._recent.append((self._seq, batch))
-        self._recent_events += len(batch)
-        while self._recent_events > 50_000 and len(self._recent) > 1:
-            seq, old = self._recent.popleft()
-            self._recent_events -= len(old)
-            self._dropped_seq = seq
-        if not self.live_patch or self.inspection is None:
-            return
-        ins, changed = apply_events(self.inspection, batch)
-        if not changed:
-            return
-        self.patches += 1
-        if self._unverified_since is None:
-            self._unverified_since = time.monotonic()
-        try:
-            self.show_inspection(ins, False, sessions=self._changed_sessions(changed))
-        except NoMatches:
-            return  # the app is closing: its widgets are gone, and so is the need to show this
-
-    def _changed_sessions(self, changed: set[str]) -> set[str] | None:
-        """The session dirs whose artifacts changed; None if a session dir itself (or
-        the root) came or went."""
-        names: set[str] = set()
-        for path in changed:
-            parent = os.path.dirname(path)
-            if parent != self.root_path and os.path.dirname(parent) == self.root_path:
-                names.add(os.path.basename(parent))
-            else:
-                return None
-        return names
-
-    def schedule_rescan(self) -> None:
-        # Coalesce bursts: a change waits for a running names pass or verification
-        # (then one more follows), and batches handled in one loop turn share one scan.
-        if not self._rescan_scheduled:
-            self._rescan_scheduled = True
-            self.call_later(self._do_rescan)
-
-    def _do_rescan(self) -> None:
-        self._rescan_scheduled = False
-        waited = self._unverified_since is not None and time.monotonic() - self._unverified_since > self.verify_max_wait
-        if self._quick_running is not None or self._phase == "full" or (self._phase == "settle" and waited):
-            self._rescan_again = True
-            return
-        self.rescan(from_watch=True)
 
     # Detail ------------------------------------------------------------------------
     @on(BrowseTree.NodeHighlighted)
@@ -431,74 +231,11 @@ class SpillscopeApp(App[None]):
             info.update(Group(safe(f"spill root {ins.root}", "bold"), safe(f"logs {self.logs_path or '(none)'}"),
                               *checked, *[safe(f"{k}: {v}") for k, v in ins.summary().items()]))
 
-    # Reader ------------------------------------------------------------------------
+    # Reader (opening it: .opening) -------------------------------------------------
     def action_open(self) -> None:
         node = self.query_one(BrowseTree).cursor_node
         if node is not None and node.data is not None:
             self.open_reader(node.data)
-
-    def open_reader(self, data: NodeData) -> None:
-        ins = self.inspection
-        if ins is None:
-            return
-        if data.kind == "reference":
-            link: ReferenceLink = data.obj
-            if link.artifact is None:
-                self.notify("No artifact to open: " + {"expired": "the locator has expired (the artifact is gone)",
-                                                        "unavailable": "the notice says no snapshot was saved",
-                                                        "unverified": "the root or session dir cannot be read",
-                                                        "intact": "nothing was omitted, so nothing was saved"}.get(link.status, link.status),
-                            severity="warning")
-                return
-            art = link.artifact
-        elif data.kind == "tool-spill":
-            art = data.obj.artifact
-            if art is None:
-                self.notify("No artifact to open: " + ("the root or session dir cannot be read" if data.obj.status == "unverified"
-                                                        else "the locator has expired"), severity="warning")
-                return
-        elif data.kind == "artifact":
-            art = data.obj
-        else:
-            return
-        if not art.is_regular or art.kind == "unknown":
-            self.notify("This entry cannot be opened (not a regular artifact file)", severity="warning")
-            return
-        self.load_reader(art.path, art.kind, art.name)
-
-    @work(thread=True, exclusive=True, group="open")
-    def load_reader(self, path: str, kind: str, title: str) -> None:
-        try:
-            document = open_document(path, kind)
-        except FileNotFoundError:
-            # Deleted since the last scan: say so, and bring the tree up to date.
-            self.call_from_thread(self.notify, f"{title} is gone: it was deleted from the spill root "
-                                  "after the last scan (the tree is being refreshed)", severity="warning", timeout=8)
-            self.call_from_thread(self.schedule_rescan)
-            return
-        except Exception as exc:  # a malformed or unreadable artifact shows its error, never crashes
-            self.call_from_thread(self.notify, f"cannot open {title}: {exc}", severity="error", timeout=8)
-            return
-        forbidden = [p for p in (self.root_path, self.logs_path) if p]
-        link = self.preview_link(path)
-        # The reader opens at once; what the model saw needs a pass over the whole
-        # transcript (seconds for a big one), so it follows from a worker.
-        screen = ReaderScreen(document, title, None if link else {}, forbidden)
-        self.call_from_thread(self.push_screen, screen)
-        if link is not None:
-            seen = self.seen_ranges(path, link)
-            self.call_from_thread(screen.set_seen, seen)
-
-    def preview_link(self, path: str) -> ReferenceLink | None:
-        ins = self.inspection
-        return next((l for l in (ins.references if ins else []) if l.artifact is not None and l.artifact.path == path
-                     and l.recomputed), None)
-
-    def seen_ranges(self, path: str, link: ReferenceLink) -> dict[int, list[tuple[int, int]] | None]:
-        """Per transcript message, the byte ranges the model saw (from the linked preview);
-        a message missing from the result was not linked to a preview."""
-        conv = link.entry.preview.get("conversation") or []
-        return reference_seen_ranges(path, conv, link.recomputed.sources if link.recomputed else ())
 
     # Filters and commands ----------------------------------------------------------
     def action_filter(self) -> None:

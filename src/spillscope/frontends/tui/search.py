@@ -19,7 +19,7 @@ from textual.worker import get_current_worker
 from ..format import count
 from ...inspect.findings import Finding
 from ...inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
-from .widgets import safe
+from .safe_text import safe
 
 #: The screen stops listing (and searching) after this many hits.
 MAX_SHOWN = 10000

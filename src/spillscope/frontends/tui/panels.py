@@ -1,0 +1,156 @@
+"""The detail panels: a reference's preview beside its omission notice, an artifact's
+facts, a tool spill's notice. Separate from the tree: these only render what the
+selected node holds (data flows down), they never change the browse."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from ..format import human_age, human_size
+from ...util.text import visible
+from ...inspect.findings import Finding
+from ...inspect.scan import Artifact
+from ...inspect.verify import ReferenceLink, ToolSpillLink
+from ...reference.join import join_offset
+from .safe_text import BADGE_STYLE, clip, safe
+
+
+class ReferencePanel(Horizontal):
+    """The preview the model saw, beside its omission notice."""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="preview-pane"):
+            yield Static(id="preview", markup=False)
+        with VerticalScroll(id="notice-pane"):
+            yield Static(id="notice", markup=False)
+
+    def show(self, link: ReferenceLink) -> None:
+        entry = link.entry
+        raw_conv = entry.preview.get("conversation")
+        conv: list[Any] = raw_conv if isinstance(raw_conv, list) else []
+        parts: list[RenderableType] = [Text.assemble(("Preview — what the model saw", "bold underline"), "\n",
+                                                     ("session ", "dim"), safe(entry.session_id), ("   label ", "dim"), safe(entry.label), "\n")]
+        sources = link.recomputed.sources if link.recomputed else ()
+        joins = link.recomputed.joins if link.recomputed else ()
+        for i, item in enumerate(conv):
+            role = item.get("role", "?") if isinstance(item, dict) else "?"
+            text = item.get("text", "") if isinstance(item, dict) else ""
+            src = f" ← message {sources[i]}" if i < len(sources) and sources[i] else ""
+            parts.append(Text.assemble((f"\n● {visible(clip(str(role), 200))}{src}\n", "bold cyan")))
+            parts.append(preview_text(str(text), joins[i] if i < len(joins) else None) if text
+                         else Text("(emptied: all its bytes omitted)", style="italic dim"))
+        self.query_one("#preview", Static).update(Group(*parts))
+        self.query_one("#notice", Static).update(notice_renderable(link))
+
+
+def preview_text(text: str, exact_join: int | None) -> Text:
+    """A preview message, with ✂ where its middle was cut (head before, tail after).
+
+    The join is exact when the check found it against the transcript; otherwise it is
+    estimated from the retention rule and marked ≈✂ (it may be off by a character)."""
+    if exact_join is not None:
+        at, mark = exact_join, "✂"
+    else:
+        found = join_offset(text)
+        if found is None:
+            return safe(text)
+        at, mark = found[0], "≈✂"
+    return Text.assemble(safe(text[:at]), (mark, "bold reverse"), safe(text[at:]))
+
+
+def notice_renderable(link: ReferenceLink) -> RenderableType:
+    entry = link.entry
+    notice = entry.notice
+    out: list[RenderableType] = [Text("Omission notice", style="bold underline")]
+    if notice is None:
+        out.append(Text("\nIntact: nothing omitted, no notice and no saved transcript.", style="green"))
+        return Group(*out)
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("field", no_wrap=True, min_width=16)
+    table.add_column("logged", no_wrap=True, min_width=6)
+    table.add_column("recomputed", no_wrap=True, min_width=10)
+    rec = link.recomputed
+    stats = entry.stats or {}
+    rows = [
+        ("omittedMessages", notice.get("omittedMessages"), rec.omitted_messages if rec else None),
+        ("omittedBytes", notice.get("omittedBytes"), rec.omitted_bytes if rec else None),
+        ("originalMessages", stats.get("originalMessages"), rec.original_messages if rec else None),
+        ("retainedMessages", stats.get("retainedMessages"), rec.retained_messages if rec else None),
+    ]
+    for name, logged, recomputed in rows:
+        same = recomputed is None or logged == recomputed
+        table.add_row(name, safe(str(logged)), Text("—" if recomputed is None else str(recomputed), style="" if same else "bold red"))
+    out.append(table)
+    snap = entry.snapshot or {}
+    if snap.get("status") == "saved":
+        out.append(Text.assemble(("\nlocator  ", "dim"), safe(str(snap.get("locator")))))
+        out.append(Text.assemble(("bytes    ", "dim"), safe(str(snap.get("bytes"))),
+                                 (f"  (on disk {link.artifact.size})" if link.artifact else "", "dim")))
+        out.append(Text.assemble(("hint     ", "dim"), safe(str(snap.get("retrievalHint")))))
+        status = {
+            "resolves": ("✔ resolves: the artifact is on disk (Enter opens it)", "bold green"),
+            "expired": ("✘ EXPIRED: the artifact is gone; the notice remains", "bold white on red"),
+            "outside-root": ("⚠ the locator points outside this spill root", "bold yellow"),
+            "invalid": ("⚠ the notice is malformed", "bold yellow"),
+            "normalized": ("ℹ replay-normalised locator: " + ("matched by name (Enter opens it)" if link.artifact
+                                                               else "no single artifact of that name"), "bold cyan"),
+            "unverified": ("⚠ UNVERIFIED: the root or session dir cannot be read; the artifact may be there", "bold yellow"),
+        }.get(link.status, (link.status, ""))
+        out.append(Text("\n" + status[0], style=status[1]))
+    else:
+        out.append(Text.assemble(("\nfull snapshot unavailable: ", "bold yellow"), safe(str(snap.get("reason")))))
+    if link.findings:
+        out.append(Text("\nFindings", style="bold underline"))
+        for f in link.findings:
+            out.append(Text.assemble((f"{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    return Group(*out)
+
+
+def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str | None) -> RenderableType:
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")  # a long path wraps whole, never cut to "…"
+    table.add_row("path", safe(art.path))
+    table.add_row("kind", art.kind)
+    table.add_row("suggested name", safe(art.suggested_name or "(not an encoded name)"))
+    table.add_row("owner session", safe(session_id or f"{art.session_dir} (no log names it)"))
+    table.add_row("size", f"{art.size} bytes ({human_size(art.size)})")
+    table.add_row("mode", f"{art.mode:04o}")
+    table.add_row("age", human_age(time.time() - art.mtime))
+    parts: list[RenderableType] = [Text("Artifact", style="bold underline"), table]
+    if art.kind != "unknown" and art.is_regular:
+        parts.append(Text("\nEnter opens the reader.", style="dim"))
+    if findings:
+        parts.append(Text("\nFindings", style="bold underline"))
+        for f in findings:
+            where = f":{f.line}" if f.line is not None else ""
+            parts.append(Text.assemble((f"{f.severity} {f.code}{where}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    return Group(*parts)
+
+
+def tool_spill_renderable(link: ToolSpillLink) -> RenderableType:
+    n = link.entry.notice
+    parts: list[RenderableType] = [
+        Text.assemble(("Tool spill  ", "bold underline"), safe(link.entry.tool_name or "?"), ("  call ", "dim"), safe(link.entry.call_id or "?")),
+        Text.assemble(("log      ", "dim"), safe(f"{link.entry.log}:{link.entry.line}")),
+        Text.assemble(("omitted  ", "dim"), f"{n.omitted_bytes} bytes" if n.omitted_bytes is not None else n.omitted_kind),
+        Text.assemble(("locator  ", "dim"), safe(n.locator)),
+        Text.assemble(("status   ", "dim"), (link.status, {"resolves": "bold green", "normalized": "bold cyan"}.get(link.status, "bold white on red"))),
+        Text.assemble(("dialect  ", "dim"), n.dialect),
+        Text("\nPreview the model saw", style="bold underline"),
+        safe(n.preview) if n.preview else Text("(notice only)", style="italic dim"),
+    ]
+    for f in link.findings:
+        parts.append(Text.assemble((f"\n{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    return Group(*parts)
+
+
+__all__ = ["ReferencePanel", "artifact_renderable", "notice_renderable", "preview_text", "tool_spill_renderable"]

@@ -1,0 +1,234 @@
+"""The browse tree: root → sessions → references, tool spills and artifacts, built
+from an inspection and patched in place from a watch's changes. Separate from the
+detail panels: it owns the tree's nodes, their labels, expansion and cursor."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ..format import count, human_age, human_size
+from ...util.text import visible
+from ...inspect.findings import SEVERITY_RANK, Finding, by_location
+from ...inspect.verify import Inspection
+from ...spill.naming import session_dir_name
+from .safe_text import badges, safe
+
+NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
+
+
+@dataclass(frozen=True)
+class NodeData:
+    kind: NodeKind
+    key: str
+    obj: Any = None
+
+
+class BrowseTree(Tree[NodeData]):
+    """root → sessions → references, tool spills and artifacts, with finding badges."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("spill root", id=id)
+        self.show_root = True
+        self.guide_depth = 3
+        self._now = time.time()
+        self._index: dict[str, list[Finding]] = {}
+        #: The user's expansion of session nodes, as last seen in an unfiltered tree: a
+        #: filter opens every match, and clearing it goes back to this.
+        self._expanded_keys: set[str] = set()
+        self._collapsed_keys: set[str] = set()
+        self._filtered = False
+
+    #: Above this many items in the tree, sessions open collapsed and build their
+    #: children when expanded (a 100k-artifact root stays responsive).
+    LAZY_LIMIT = 2000
+
+    def populate(self, ins: Inspection, text_filter: str = "", code_filter: str | None = None) -> None:
+        """Rebuild from an inspection, keeping the cursor on the same item when it still exists."""
+        selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
+        if not self._filtered:
+            sessions_now = [n for n in self.root.children if n.data and n.data.kind == "session"]
+            self._expanded_keys = {n.data.key for n in sessions_now if n.data and n.is_expanded}
+            self._collapsed_keys = {n.data.key for n in sessions_now if n.data and not n.is_expanded}
+        expanded, collapsed = self._expanded_keys, self._collapsed_keys
+        self._filtered = bool(text_filter or code_filter)
+        self._now = time.time()
+        self._index = index = by_location(ins.findings)
+        needle = text_filter.casefold()
+
+        def matches(text: str, codes: list[str]) -> bool:
+            return (not needle or needle in text.casefold()) and (code_filter is None or code_filter in codes)
+
+        self.clear()
+        self.root.set_label(self._root_label(ins))
+        self.root.data = NodeData("root", "root", ins)
+        sessions: dict[str, dict[str, Any]] = {}
+        for s in ins.scan.sessions:
+            sessions[s.name] = {"dir": s, "refs": [], "tools": []}
+        for link in ins.references:
+            sessions.setdefault(session_dir_name(link.entry.target_session), {"dir": None, "refs": [], "tools": []})["refs"].append(link)
+        for tlink in ins.tool_spills:
+            sessions.setdefault(session_dir_name(tlink.entry.target_session), {"dir": None, "refs": [], "tools": []})["tools"].append(tlink)
+        # Children as light specs first; labels (the costly part) only for what is shown.
+        specs: dict[str, list[NodeData]] = {}
+        total = 0
+        for name, group in sessions.items():
+            specs[name] = kept = self._specs(group, matches)
+            total += len(kept)
+        lazy = total > self.LAZY_LIMIT
+        target: TreeNode[NodeData] | None = None
+        for name in sorted(sessions):
+            group, children = sessions[name], specs[name]
+            sid = ins.session_ids.get(name)
+            title = sid if sid is not None else name
+            session_codes = [f.code for f in index.get(group["dir"].path, [])] if group["dir"] else []
+            if not children and not matches(title, session_codes):
+                continue
+            label = self._session_label(title, group, children, session_codes)
+            holds_selection = selected is not None and any(d.key == selected for d in children)
+            # Small trees open every session the user has not closed; big ones only those
+            # the user opened (or that hold the cursor). A filter opens every match.
+            open_now = (not lazy and (name not in collapsed or bool(needle or code_filter))) or \
+                (lazy and (name in expanded or holds_selection))
+            node = self.root.add(label, NodeData("session", name, {**group, "children": children}),
+                                 expand=open_now, allow_expand=bool(children))
+            if selected == name:
+                target = node
+            if open_now:
+                found = self._build_leaves(node)
+                target = target or (found.get(selected) if selected else None)
+        self.root.expand()
+        if target is not None:
+            # Lay the new lines out now (Tree builds them lazily) and move the cursor in
+            # this same update: deferred, the old cursor line would point at whatever item
+            # took its place, and a key pressed meanwhile would act on that item.
+            self._tree_lines  # noqa: B018
+            self.move_cursor(target)
+
+    def _specs(self, group: dict[str, Any], matches: Callable[[str, list[str]], bool]) -> list[NodeData]:
+        """A session's children (references, tool spills, artifacts) that the filter keeps."""
+        index = self._index
+        kept: list[NodeData] = []
+        for link in group["refs"]:
+            if matches(f"{link.entry.label} {link.entry.session_id} {link.entry.locator or ''}", [f.code for f in link.findings]):
+                kept.append(NodeData("reference", f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}", link))
+        for tlink in group["tools"]:
+            if matches(f"{tlink.entry.tool_name} {tlink.entry.locator}", [f.code for f in tlink.findings]):
+                kept.append(NodeData("tool-spill", f"tool:{tlink.entry.log}:{tlink.entry.line}", tlink))
+        for art in group["dir"].artifacts if group["dir"] else []:
+            if matches(f"{art.name} {art.kind}", [f.code for f in index.get(art.path, [])]):
+                kept.append(NodeData("artifact", art.path, art))
+        return kept
+
+    def _session_label(self, title: str, group: dict[str, Any], children: list[NodeData], session_codes: list[str]) -> Text:
+        arts = group["dir"].artifacts if group["dir"] else []
+        # Zero counts left out: a line short enough to show whole.
+        counts = "  " + " · ".join(count(n, what) for n, what in ((len(arts), "artifact"), (len(group["refs"]), "ref"),
+                                                                 (len(group["tools"]), "tool spill")) if n)
+        # Badges straight after the title: a narrow pane cuts the counts, not the findings.
+        return Text.assemble(safe(title, "bold"),
+                             badges(session_codes + [c for d in children for c in self._codes(d, self._index)]),
+                             (counts, "dim"))
+
+    def _root_label(self, ins: Inspection) -> Text:
+        # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
+        return Text.assemble((visible(os.path.basename(ins.root.rstrip("/")) or ins.root), "bold"),
+                             f"  {count(len(ins.scan.sessions), 'dir')} · ",
+                             f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}")
+
+    def patch(self, ins: Inspection, names: set[str]) -> bool:
+        """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
+        change); False when that cannot be done in place (a session dir came or went,
+        a filter is on) and :meth:`populate` is needed."""
+        if self._filtered:
+            return False
+        dirs = {s.name: s for s in ins.scan.sessions}
+        nodes = {n.data.key: n for n in self.root.children if n.data is not None and n.data.kind == "session"}
+        if any(name not in dirs or name not in nodes for name in names):
+            return False
+        self._now = time.time()
+        self._index = by_location(ins.findings)
+        selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
+        target: TreeNode[NodeData] | None = None
+        for name in sorted(names):
+            node = nodes[name]
+            assert node.data is not None
+            old = node.data.obj
+            group = {"dir": dirs[name], "refs": old["refs"], "tools": old["tools"]}
+            children = self._specs(group, lambda text, codes: True)
+            sid = ins.session_ids.get(name)
+            node.set_label(self._session_label(sid if sid is not None else name, group, children,
+                                               [f.code for f in self._index.get(dirs[name].path, [])]))
+            built = bool(old.get("built"))
+            node.data = NodeData("session", name, {**group, "children": children})
+            node.allow_expand = bool(children)
+            if built:
+                had_cursor = selected is not None and any(c.data is not None and c.data.key == selected for c in node.children)
+                node.remove_children()
+                found = self._build_leaves(node)
+                if had_cursor:
+                    target = found.get(selected or "", node)
+        self.root.data = NodeData("root", "root", ins)
+        self.root.set_label(self._root_label(ins))
+        if target is not None:
+            self._tree_lines  # noqa: B018 - lay out now, then move (see populate)
+            self.move_cursor(target)
+        return True
+
+    def _build_leaves(self, node: TreeNode[NodeData]) -> dict[str, TreeNode[NodeData]]:
+        """Create a session node's leaves (once); returns them by key."""
+        assert node.data is not None
+        group = node.data.obj
+        if group.get("built"):
+            return {}
+        group["built"] = True
+        leaves: dict[str, TreeNode[NodeData]] = {}
+        for data in group["children"]:
+            leaves[data.key] = node.add_leaf(self._label(data), data)
+        return leaves
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeData]) -> None:
+        if event.node.data is not None and event.node.data.kind == "session":
+            self._build_leaves(event.node)
+
+    def _label(self, data: NodeData) -> Text:
+        index = self._index
+        if data.kind == "reference":
+            link = data.obj
+            return Text.assemble(("↪ ", "cyan"), safe(link.entry.label), badges([f.code for f in link.findings]),
+                                 (f"  ({link.status})", "dim"))
+        if data.kind == "tool-spill":
+            tlink = data.obj
+            return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), badges([f.code for f in tlink.findings]),
+                                 (f"  {tlink.entry.call_id or ''}", "dim"), (f"  ({tlink.status})", "dim"))
+        art = data.obj
+        icon = "📄 " if art.kind == "session-reference-transcript" else "▤ " if art.kind == "tool-output" else "? "
+        return Text.assemble(icon, safe(art.name), badges([f.code for f in index.get(art.path, [])]),
+                             (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"))
+
+    @staticmethod
+    def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:
+        if data.kind in ("reference", "tool-spill"):
+            return [f.code for f in data.obj.findings if SEVERITY_RANK[f.severity] >= 1]
+        if data.kind == "artifact":
+            return [f.code for f in index.get(data.key, []) if SEVERITY_RANK[f.severity] >= 1]
+        return []
+
+    def _all_nodes(self) -> list[TreeNode[NodeData]]:
+        out: list[TreeNode[NodeData]] = []
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(node.children)
+        return out
+
+
+
+__all__ = ["BrowseTree", "NodeData", "NodeKind"]
