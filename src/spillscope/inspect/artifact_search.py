@@ -42,8 +42,9 @@ import orjson
 from ..util.fs import open_regular
 from ..util.text import js_json_string, js_normalize, loads_exact, utf8_len
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..formats.transcript import (NOTE_2, ROLES, TITLE_LINE, Fragment, Incomplete, MessageEnd, MessageStart,
-                                    TranscriptError, iter_transcript)
+from ..formats.transcript.layout import NOTE_2, ROLES, TITLE_LINE
+from ..formats.transcript.records import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError
+from ..formats.transcript.reader import iter_transcript
 from .findings import Finding, finding
 
 #: Raw bytes read per window (whole lines; a window never holds more than about this).

@@ -16,7 +16,7 @@ from ...inspect.findings import Finding
 from ...inspect.search import Pattern, SearchHit, search_root
 from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch import ChangeEvent, awatch_root
-from ...formats.transcript import read_transcript
+from ...formats.transcript.reader import read_transcript
 from ...spill.naming import session_dir_name
 from .findings import Findings
 from .reference import Reference
