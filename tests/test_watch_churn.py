@@ -138,7 +138,9 @@ async def test_churn_every_operation_with_10000_writes(tmp_path):
             disk = on_disk(root)
             for _ in range(1200):  # up to a minute on a busy machine
                 watch.drain()
-                if fold(watch.seen) == disk and tree_keys(app) == disk and app.verified:
+                # Settled: the data, the verification, and the watch saying it follows again
+                # (a watch restarted by a root operation says "starting" until it is up).
+                if fold(watch.seen) == disk and tree_keys(app) == disk and app.verified and app.watch_state == "live":
                     break
                 await pilot.pause(0.05)
             stream_diff = fold(watch.seen) ^ disk

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..reference.check import check_notice, keep_bytes_for
-from ..formats.transcript import TranscriptError
+from ..formats.transcript.records import TranscriptError
 from ..spill.naming import session_dir_name
 from .blind import _Blind
 from .findings import finding

@@ -204,7 +204,7 @@ class _Target:
 
 
 def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
-    from ..formats.transcript import departs_from_title
+    from ..formats.transcript.reader import departs_from_title
     from .verify import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)

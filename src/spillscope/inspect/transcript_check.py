@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..reference.check import digest_transcript, keep_bytes_for
-from ..formats.transcript import TranscriptError
+from ..formats.transcript.records import TranscriptError
 from .findings import finding
 from .links import ArtifactCheck
 from .locate import resolve_locator

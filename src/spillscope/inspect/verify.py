@@ -34,7 +34,7 @@ from typing import Iterator
 
 from ..util.fs import normalize_root
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..formats.transcript import departs_from_title
+from ..formats.transcript.reader import departs_from_title
 from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ..spill.naming import session_dir_name
 from .blind import _Blind

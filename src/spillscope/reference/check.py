@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..util.text import js_utf8
-from ..formats.transcript import Transcript, TranscriptMetadata
+from ..formats.transcript.records import Transcript, TranscriptMetadata
 
 _MARKER = re.compile(r"\n\[… omitted (0|[1-9][0-9]*) UTF-8 bytes …\]\Z")
 
@@ -242,7 +242,8 @@ def digest_transcript(
     ``on_text(n)`` is told of each batch of ``n`` message-text bytes decoded (a progress
     measure: close to, not equal to, the file bytes read)."""
     from .constants import DEFAULT_MAX_LINE_BYTES
-    from ..formats.transcript import Fragment, MessageEnd, MessageStart, TranscriptMetadata, iter_transcript
+    from ..formats.transcript.records import Fragment, MessageEnd, MessageStart, TranscriptMetadata
+    from ..formats.transcript.reader import iter_transcript
 
     meta, views, incomplete = None, [], None
     role, nbytes, head, tail = "", 0, bytearray(), bytearray()

@@ -25,7 +25,7 @@ from .constants import DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES, transcript_n
 from .message import ReferenceMessage, render_reference_text
 from .projection import project
 from .retention import RetainedReference, retain_reference
-from ..formats.transcript import render_transcript
+from ..formats.transcript.writer import render_transcript
 
 
 class SessionReferenceError(ValueError):

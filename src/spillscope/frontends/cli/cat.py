@@ -21,7 +21,7 @@ from ...inspect.listing import ascii_json
 from ...inspect.scan import classify_name
 
 if TYPE_CHECKING:
-    from ...formats.transcript import Incomplete
+    from ...formats.transcript.records import Incomplete
 
 _encode_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
@@ -31,7 +31,7 @@ class CatError(Exception):
 
 
 def artifact_kind(path: str) -> str:
-    from ...formats.transcript import departs_from_title
+    from ...formats.transcript.reader import departs_from_title
 
     kind = classify_name(os.path.basename(path))[1]
     if kind == "session-reference-transcript" and departs_from_title(path):
@@ -140,7 +140,8 @@ class _Transcript:
         self.writer = _Text(out, raw)
 
     def events(self) -> Iterator[Any]:
-        from ...formats.transcript import MessageStart, iter_transcript
+        from ...formats.transcript.records import MessageStart
+        from ...formats.transcript.reader import iter_transcript
 
         for ev in iter_transcript(self.path, max_line_bytes=self.max_line_bytes):
             if isinstance(ev, MessageStart):
@@ -148,7 +149,7 @@ class _Transcript:
             yield ev
 
     def run(self, as_json: bool) -> int:
-        from ...formats.transcript import TranscriptError
+        from ...formats.transcript.records import TranscriptError
 
         try:
             incomplete = self.json() if as_json else self.text()
@@ -163,7 +164,7 @@ class _Transcript:
         return 0
 
     def json(self) -> Incomplete | None:
-        from ...formats.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
+        from ...formats.transcript.records import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
         write, want = self.out.write, self.want
         incomplete = None
@@ -212,7 +213,7 @@ class _Transcript:
         return incomplete
 
     def text(self) -> Incomplete | None:
-        from ...formats.transcript import Fragment, Incomplete, MessageEnd, MessageStart
+        from ...formats.transcript.records import Fragment, Incomplete, MessageEnd, MessageStart
 
         out, want = self.writer, self.want
         incomplete = None

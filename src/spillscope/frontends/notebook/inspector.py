@@ -17,7 +17,7 @@ from ...inspect.search import Pattern, SearchHit, search_root
 from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch import awatch_root
 from ...inspect.watch_events import ChangeEvent
-from ...formats.transcript import read_transcript
+from ...formats.transcript.reader import read_transcript
 from ...spill.naming import session_dir_name
 from .findings import Findings
 from .reference import Reference

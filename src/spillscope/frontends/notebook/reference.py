@@ -10,7 +10,7 @@ from typing import Any
 from ...util.text import visible
 from ...inspect.links import ReferenceLink
 from ...reference.join import join_offset
-from ...formats.transcript import read_transcript
+from ...formats.transcript.reader import read_transcript
 from .render import _badges, _wrap, esc
 from .transcript import TranscriptView
 

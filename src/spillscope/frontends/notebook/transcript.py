@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...util.text import visible
-from ...formats.transcript import Transcript
+from ...formats.transcript.records import Transcript
 from .render import _wrap, esc
 
 #: Messages longer than this are collapsed (with their size) in the HTML view.

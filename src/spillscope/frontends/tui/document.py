@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ...util.fs import file_size, open_reader
 from ...util.text import js_normalize, utf8_len
-from ...formats.transcript import TranscriptIndex
+from ...formats.transcript.index import TranscriptIndex
 
 #: Tool outputs bigger than this are shown from their start only.
 MAX_PLAIN_BYTES = 64 << 20

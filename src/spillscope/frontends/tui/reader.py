@@ -17,7 +17,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from ...inspect.search import Hit, PatternError, find_hits
-from ...formats.transcript import TranscriptError
+from ...formats.transcript.records import TranscriptError
 from .document import Document
 from .export import export_message
 from .goto import Goto, parse_goto

@@ -1,0 +1,311 @@
+"""The lazy ``pread`` index over a transcript file (:class:`TranscriptIndex`).
+
+It records, in one pass, where each message and every 128th fragment start, so any
+code point offset of a huge message is reached with ``pread`` without decoding what
+comes before it; its memory is proportional to the index. Separate from the parser,
+which it drives, because it owns random access rather than parsing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from array import array
+from itertools import accumulate
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from ...util.fs import open_reader, open_sized
+from ...util.text import js_normalize, loads_exact, utf8_len
+from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from .reader import iter_transcript
+from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
+
+#: Lines longer than this are refused (a fragment is at most 64 × 6 + 2 bytes).
+CHECKPOINT_EVERY = 128
+#: :meth:`TranscriptIndex.open` indexes a transcript up to this size whole; a bigger one
+#: only as far as its first screen needs (the rest is for a background worker).
+OPEN_WHOLE_BYTES = 4 << 20
+
+
+@dataclass
+class MessageIndex:
+    """Where one message lives in the file. ``checkpoints`` holds, for every
+    ``CHECKPOINT_EVERY``-th fragment line, where it starts in the file and how many code
+    points, UTF-8 bytes and newlines of the text come before it."""
+
+    index: int
+    role: str
+    header_line: int
+    first_line: int
+    start: int
+    end: int = 0
+    fragments: int = 0
+    code_points: int = 0
+    utf8_bytes: int = 0
+    newlines: int = 0
+    #: Flat (file offset, code point, text byte, newline count) quadruples.
+    checkpoints: "array[int]" = field(default_factory=lambda: array("q"))
+
+
+def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
+    """Add a batch of fragments to ``cur``: totals, plus a checkpoint every 128 lines.
+
+    The batch is joined once; checkpoint segments are slices of it, and the totals are
+    the sums of the segments (each UTF-8 length is taken once, not twice)."""
+    texts, offset = ev.texts, ev.offset
+    whole = "".join(texts)
+    ascii_ = whole.isascii()  # O(1) for a str: then bytes == code points
+    first = (-cur.fragments) % CHECKPOINT_EVERY
+    nbytes, nl = cur.utf8_bytes, cur.newlines
+    prev = 0
+    if first < len(texts):
+        cps = [0, *accumulate(map(len, texts))]
+        raws = [0, *accumulate(map(len, ev.raw))]
+        base_cp = cur.code_points
+        for i in range(first, len(texts), CHECKPOINT_EVERY):
+            seg = whole[prev : cps[i]]
+            nbytes += len(seg) if ascii_ else utf8_len(seg)
+            nl += seg.count("\n")
+            cur.checkpoints.extend((offset + raws[i] + i, base_cp + cps[i], nbytes, nl))
+            prev = cps[i]
+    rest = whole[prev:] if prev else whole
+    nbytes += len(rest) if ascii_ else utf8_len(rest)
+    nl += rest.count("\n")
+    if ev.surrogates:
+        # Halves of a pair in two segments: the batch total counts them joined, as before.
+        nbytes = cur.utf8_bytes + utf8_len(whole)
+    cur.fragments += len(texts)
+    cur.code_points += len(whole)
+    cur.utf8_bytes = nbytes
+    cur.newlines = nl
+    cur.end = ev.end
+
+
+def _closing(stream: BinaryIO, events: Iterator[Event]) -> Iterator[Event]:
+    with stream:
+        yield from events
+
+
+class TranscriptIndex:
+    """A lazy index over a transcript file; see the module docstring.
+
+    :meth:`open` indexes only as far as asked (the first screen of a 1 GB message is
+    ready at once); :meth:`advance` continues — from a worker thread if wanted — and
+    :meth:`read` indexes on demand up to what it needs. :meth:`build` does it all."""
+
+    def __init__(self, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.path = path
+        self.max_line_bytes = max_line_bytes
+        self.metadata: TranscriptMetadata | None = None
+        self.messages: list[MessageIndex] = []
+        self.incomplete: Incomplete | None = None
+        stream, self.size = open_sized(path)  # one open (one GET on S3) for both
+        self.done = False
+        self.indexed_bytes = 0
+        self._events = _closing(stream, iter_transcript(stream, name=path, max_line_bytes=max_line_bytes))
+        self._current: MessageIndex | None = None
+        self._lock = threading.RLock()
+        #: Why indexing stopped before the end of the file, if it did.
+        self.error: TranscriptError | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, first_code_points: int = 1 << 17,
+             max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
+        """Index the metadata and the start of message 1 (at least ``first_code_points``).
+
+        Raises :class:`TranscriptError` only when nothing is readable; a later error is
+        kept in :attr:`error` (and raised by the :meth:`advance` that meets it)."""
+        index = cls(os.fspath(path), max_line_bytes)
+        index.ensure(1, first_code_points)
+        if index.size <= OPEN_WHOLE_BYTES:
+            index.ensure(None)  # a small transcript: indexed whole at once
+        if index.error is not None and not index.messages:
+            raise index.error  # nothing before the error to show
+        if index.metadata is None and index.done:
+            inc = index.incomplete
+            raise TranscriptError(index.path, inc.line if inc else 1, inc.reason if inc else "empty file")
+        return index
+
+    @classmethod
+    def build(cls, path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
+        index = cls.open(path, first_code_points=0, max_line_bytes=max_line_bytes)
+        while not index.advance():
+            pass
+        if index.error is not None:  # met while opening
+            raise index.error
+        return index
+
+    def advance(self, steps: int = 16) -> bool:
+        """Index up to ``steps`` more events (about a MiB each); True once the file is done."""
+        with self._lock:
+            for _ in range(steps):
+                if self.done:
+                    return True
+                try:
+                    ev = next(self._events)
+                except StopIteration:
+                    self.done = True
+                    self.indexed_bytes = self.size
+                    return True
+                except TranscriptError as exc:
+                    # Indexing stops here for good; what came before stays readable.
+                    self.error, self.done = exc, True
+                    raise
+                self._apply(ev)
+            return self.done
+
+    def ensure(self, k: int | None, code_points: int | None = None) -> None:
+        """Index until message ``k`` has ``code_points`` indexed (None: all of it), or the
+        end (``k`` None: to the end). Never raises a :class:`TranscriptError`: indexing
+        stops there, :attr:`error` says why, and what came before stays readable — a
+        reader jumping ahead must not fail where the background indexing reports."""
+        with self._lock:
+            while not self.done:
+                if k is not None and len(self.messages) >= k:
+                    msg = self.messages[k - 1]
+                    if msg is not self._current or (code_points is not None and msg.code_points >= code_points):
+                        return
+                try:
+                    self.advance(1)
+                except TranscriptError:
+                    return
+
+    def _apply(self, ev: Event) -> None:
+        cur = self._current
+        if isinstance(ev, Fragment):
+            assert cur is not None
+            _index_batch(cur, ev)
+            self.indexed_bytes = cur.end
+        elif isinstance(ev, MessageStart):
+            cur = MessageIndex(ev.index, ev.role, ev.line, ev.line + 2, ev.offset, ev.offset)
+            self.messages.append(cur)
+            self._current = cur
+        elif isinstance(ev, MessageEnd):
+            assert cur is not None
+            cur.end = ev.end_offset
+            self._current = None
+        elif isinstance(ev, TranscriptMetadata):
+            self.metadata = ev
+        elif isinstance(ev, Incomplete):
+            self.incomplete = ev
+            if cur is not None:
+                if cur.fragments == 0:
+                    self.messages.pop()
+                self._current = None
+
+    @property
+    def progress(self) -> float:
+        return 1.0 if self.done or self.size == 0 else min(1.0, self.indexed_bytes / self.size)
+
+    def _checkpoint(self, msg: MessageIndex, field_no: int, value: int) -> int:
+        """Index of the last checkpoint whose ``field_no`` value is <= ``value``."""
+        cps = msg.checkpoints
+        lo, hi = 0, len(cps) // 4 - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if cps[4 * mid + field_no] <= value:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def _fragments_from(self, msg: MessageIndex, cp_index: int) -> Iterator[str]:
+        """Decoded fragments of ``msg`` from checkpoint ``cp_index`` on, read with ``pread``."""
+        offset = msg.checkpoints[4 * cp_index]
+        reader = open_reader(self.path)
+        try:
+            pending = b""
+            while offset < msg.end:
+                chunk = reader.pread(min(1 << 16, msg.end - offset), offset)
+                if not chunk:
+                    break
+                offset += len(chunk)
+                pending += chunk
+                lines = pending.split(b"\n")
+                pending = b"" if offset >= msg.end else lines.pop()
+                for raw in lines:
+                    if raw:
+                        yield loads_exact(raw)
+        finally:
+            reader.close()
+
+    def read(self, k: int, start: int = 0, count: int | None = None) -> str:
+        """Code points ``[start, start+count)`` of message ``k`` (1-based), via ``pread``."""
+        self.ensure(k, None if count is None else start + count)
+        msg = self.messages[k - 1]
+        start = max(0, min(start, msg.code_points))
+        stop = msg.code_points if count is None else min(msg.code_points, start + max(0, count))
+        if stop <= start or not msg.checkpoints:
+            return ""
+        c = self._checkpoint(msg, 1, start)
+        cp = msg.checkpoints[4 * c + 1]
+        out: list[str] = []
+        for frag in self._fragments_from(msg, c):
+            n = len(frag)
+            if cp + n > start:
+                out.append(frag[max(0, start - cp) : stop - cp])
+            cp += n
+            if cp >= stop:
+                break
+        return js_normalize("".join(out))
+
+    def position(self, k: int, cp_offset: int) -> tuple[int, int]:
+        """(0-based line, UTF-8 byte offset) of code point ``cp_offset`` in message ``k``."""
+        self.ensure(k, cp_offset + 1)
+        msg = self.messages[k - 1]
+        cp_offset = max(0, min(cp_offset, msg.code_points))
+        if not msg.checkpoints:
+            return 0, 0
+        c = self._checkpoint(msg, 1, cp_offset)
+        _, cp, nbytes, lines = msg.checkpoints[4 * c : 4 * c + 4]
+        for frag in self._fragments_from(msg, c):
+            if cp + len(frag) >= cp_offset:
+                part = frag[: cp_offset - cp]
+                return lines + part.count("\n"), nbytes + utf8_len(part)
+            cp += len(frag)
+            nbytes += utf8_len(frag)
+            lines += frag.count("\n")
+        return lines, nbytes
+
+    def offset_of_line(self, k: int, line: int) -> int:
+        """Code point offset where 0-based ``line`` of message ``k`` starts (clamped)."""
+        self.ensure(k)
+        msg = self.messages[k - 1]
+        if line <= 0 or not msg.checkpoints:
+            return 0
+        line = min(line, msg.newlines)
+        c = self._checkpoint(msg, 3, line - 1)
+        _, cp, _, lines = msg.checkpoints[4 * c : 4 * c + 4]
+        for frag in self._fragments_from(msg, c):
+            at = -1
+            while lines < line:
+                at = frag.find("\n", at + 1)
+                if at < 0:
+                    break
+                lines += 1
+            if lines >= line and at >= 0:
+                return int(cp + at + 1)
+            cp += len(frag)
+        return msg.code_points
+
+    def offset_of_byte(self, k: int, byte: int) -> int:
+        """Code point offset of the character holding UTF-8 byte ``byte`` of message ``k``."""
+        self.ensure(k)
+        msg = self.messages[k - 1]
+        if byte <= 0 or not msg.checkpoints:
+            return 0
+        c = self._checkpoint(msg, 2, byte)
+        _, cp, nbytes, _ = msg.checkpoints[4 * c : 4 * c + 4]
+        for frag in self._fragments_from(msg, c):
+            size = utf8_len(frag)
+            if nbytes + size > byte:
+                for ch in frag:
+                    w = utf8_len(ch)
+                    if nbytes + w > byte:
+                        return cp
+                    nbytes += w
+                    cp += 1
+            cp += len(frag)
+            nbytes += size
+        return msg.code_points
