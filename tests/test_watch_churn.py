@@ -6,6 +6,7 @@ root is missing the TUI status never says live."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import shutil
 import threading
@@ -34,6 +35,15 @@ def fill(root: Path, sessions: list[str], names: list[str]) -> None:
         (root / s).mkdir(parents=True, exist_ok=True, mode=0o700)
     for i, n in enumerate(names):
         (root / sessions[i % len(sessions)] / n).write_text("prepared")
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap two paths atomically: renameat2(RENAME_EXCHANGE) (Linux 3.15+, glibc 2.28+)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(a))
 
 
 class Churn:
@@ -98,8 +108,11 @@ class Churn:
 
     def replaced_by_rename(self) -> None:
         fill(self.tmp / "next", ["session-0000000000e1", "session-0000000000e2"], ["e00000000001-bash.txt"])
-        os.rename(self.root, self.tmp / "away-2")
-        os.rename(self.tmp / "next", self.root)
+        # One atomic rename(2) puts the other directory at the path (RENAME_EXCHANGE): the
+        # path is never missing, so only its inode says the root was replaced. (Two renames,
+        # away then onto, leave a gap a loaded machine's watcher may see as missing/restored.)
+        exchange(self.tmp / "next", self.root)
+        os.rename(self.tmp / "next", self.tmp / "away-2")
 
     def removed_and_recreated(self) -> None:
         shutil.rmtree(self.root)
