@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import re
-import queue
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from spillscope.frontends.format import human_size
 from spillscope.frontends.demo import write_demo
 
 from conftest import UPSTREAM
+from test_watch import WatchProcess
 
 
 def run(*args: str, check: bool = False, **kw) -> subprocess.CompletedProcess[bytes]:
@@ -310,42 +310,15 @@ def test_every_command_leaves_root_and_logs_byte_identical(tmp_path):
     assert _snapshot(demo.root, demo.logs) == before
 
 
-class WatchProcess:
-    """`spillscope watch --json --initial` in a subprocess, its events read in a thread."""
-
-    def __init__(self, root: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root), "--json", "--initial"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.lines: queue.Queue[dict] = queue.Queue()
-        self.seen: list[dict] = []
-        threading.Thread(target=lambda: [self.lines.put(json.loads(l)) for l in self.proc.stdout], daemon=True).start()
-
-    def wait_for(self, pred, timeout: float = 10.0) -> dict:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                ev = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self.seen.append(ev)
-            if pred(ev):
-                return ev
-        raise AssertionError(f"event not seen; got {self.seen}")
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            return self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()  # never leave a watch behind, even when the test fails
-            self.proc.wait()
-            raise
+def watch_initial(root: Path) -> "WatchProcess":
+    """`spillscope watch --json --initial` in a subprocess (tests/test_watch.py's helper)."""
+    return WatchProcess(root, "--initial")
 
 
 def test_watch_reports_added_modified_deleted(tmp_path):
     demo = write_demo(tmp_path / "demo")
     session = next(p for p in demo.root.iterdir() if any(p.iterdir()))
-    watch = WatchProcess(demo.root)
+    watch = watch_initial(demo.root)
     try:
         watch.wait_for(lambda e: e["event"] == "added")  # the initial listing: the watcher is up
         time.sleep(0.3)
@@ -360,7 +333,7 @@ def test_watch_reports_added_modified_deleted(tmp_path):
         new.unlink()
         watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")
     finally:
-        code = watch.stop()
+        code = watch.stop(signal.SIGINT, timeout=10)
     assert code in (0, 130)
 
 
@@ -370,7 +343,7 @@ def test_watch_follows_a_root_that_is_deleted_and_recreated(tmp_path):
     root = tmp_path / "root"
     (root / "session-aaaaaaaaaaaa").mkdir(parents=True)
     (root / "session-aaaaaaaaaaaa" / "111111111111-bash.txt").write_text("x")
-    watch = WatchProcess(root)
+    watch = watch_initial(root)
     try:
         watch.wait_for(lambda e: e["event"] == "added")
         shutil.rmtree(root)
@@ -380,7 +353,8 @@ def test_watch_follows_a_root_that_is_deleted_and_recreated(tmp_path):
         (root / "session-bbbbbbbbbbbb" / "222222222222-grep.txt").write_text("y")
         watch.wait_for(lambda e: e["event"] == "added" and e["path"].endswith("222222222222-grep.txt"))
     finally:
-        watch.stop()
+        code = watch.stop(signal.SIGINT, timeout=10)  # None: it had to be killed
+    assert code in (0, 130)
     assert any(e["event"] == "deleted" and e["path"].endswith("111111111111-bash.txt") for e in watch.seen)
 
 

@@ -47,25 +47,12 @@ def on_disk(root: Path) -> set[str]:
     return out
 
 
-class InProcess:
-    """watch_root in a thread, its events as JSON dicts in a queue."""
+class EventStream:
+    """Watch events (JSON dicts) arriving on a queue: ``seen`` keeps every one taken."""
 
-    def __init__(self, root: Path, **kwargs) -> None:
-        self.stop = threading.Event()
+    def __init__(self) -> None:
         self.events: queue.Queue[dict] = queue.Queue()
         self.seen: list[dict] = []
-        self.error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                for batch in watch_root(root, stop=self.stop, **kwargs):
-                    for ev in batch:
-                        self.events.put(ev.to_json())
-            except BaseException as exc:  # pragma: no cover - reported by the test
-                self.error = exc
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
 
     def drain(self) -> None:
         while True:
@@ -85,6 +72,26 @@ class InProcess:
             if pred(ev):
                 return ev
         raise AssertionError(f"event not seen; last events {self.seen[-20:]}")
+
+
+class InProcess(EventStream):
+    """watch_root in a thread, its events as JSON dicts in a queue."""
+
+    def __init__(self, root: Path, **kwargs) -> None:
+        super().__init__()
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                for batch in watch_root(root, stop=self.stop, **kwargs):
+                    for ev in batch:
+                        self.events.put(ev.to_json())
+            except BaseException as exc:  # pragma: no cover - reported by the test
+                self.error = exc
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
 
     def settle(self, root: Path, timeout: float = 15.0) -> set[str]:
         """Wait until the folded stream equals the disk; return the difference."""
@@ -280,7 +287,7 @@ def test_unreadable_root_is_stale_then_live():
         shutil.rmtree(base)
 
 
-class WatchProcess:
+class WatchProcess(EventStream):
     """`spillscope watch --json` in a subprocess, its events read in a thread; always stopped."""
 
     def __init__(self, root: Path, *extra: str, prefix: list[str] | None = None, ignore_sigint: bool = False) -> None:
@@ -290,28 +297,8 @@ class WatchProcess:
         self.proc = subprocess.Popen([*(prefix or []), sys.executable, "-m", "spillscope", "watch", str(root), "--json", *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      preexec_fn=ignore if ignore_sigint else None)
-        self.lines: queue.Queue[dict] = queue.Queue()
-        self.seen: list[dict] = []
-        threading.Thread(target=lambda: [self.lines.put(json.loads(l)) for l in self.proc.stdout], daemon=True).start()
-
-    def wait_for(self, pred, timeout: float = 10.0) -> dict:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                ev = self.lines.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            self.seen.append(ev)
-            if pred(ev):
-                return ev
-        raise AssertionError(f"event not seen; last events {self.seen[-20:]}")
-
-    def drain(self) -> None:
-        while True:
-            try:
-                self.seen.append(self.lines.get_nowait())
-            except queue.Empty:
-                return
+        super().__init__()
+        threading.Thread(target=lambda: [self.events.put(json.loads(l)) for l in self.proc.stdout], daemon=True).start()
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 5) -> int | None:
         """Signal and wait; kill (and return None) if it does not stop in time."""
