@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Union
 
-from ..util.fs import open_regular
+from ..util.fs import file_type, open_regular
 from ..util.text import loads_exact
 
 LOG_NAMES = ("session.v3.jsonl", "session.v2.jsonl", "session.v1.jsonl", "session.jsonl")
@@ -96,13 +96,8 @@ def find_logs_checked(logs_root: str | os.PathLike[str]) -> tuple[list[Path], li
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symlink (never followed)"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device or special file"
+    name = file_type(mode)
+    return "a device or special file" if name == "special file" else f"a {name}"
 
 
 #: A line budget: this many malformed lines in a row, with no row between, is not a log

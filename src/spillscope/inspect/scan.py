@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
 from ..spill.naming import decode_segment
+from ..util.fs import file_type
 from .findings import Finding, finding
 
 _NAME = operator.attrgetter("name")
@@ -127,7 +128,7 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
         if stat.S_ISLNK(est.st_mode):
             plan.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
         elif m is None or not stat.S_ISDIR(est.st_mode):
-            plan.append(finding("unexpected-entry", path=path, detail=f"{_type_name(est.st_mode)} not written by the local backend"))
+            plan.append(finding("unexpected-entry", path=path, detail=f"{file_type(est.st_mode)} not written by the local backend"))
         else:
             plan.append((path, entry.name, m.group(1), stat.S_IMODE(est.st_mode)))
     return None, plan
@@ -198,7 +199,7 @@ def scan_entry(child: os.DirEntry[str], session_name: str, findings: list[Findin
     if is_link:
         findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
     elif not is_reg:
-        findings.append(finding("unexpected-entry", path=child.path, detail=f"{_type_name(cst.st_mode)} where an artifact file belongs"))
+        findings.append(finding("unexpected-entry", path=child.path, detail=f"{file_type(cst.st_mode)} where an artifact file belongs"))
     else:
         if art.mode != 0o600:
             findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
@@ -212,15 +213,3 @@ def _readlink(path: str) -> str:
         return os.readlink(path)
     except OSError:
         return "?"
-
-
-def _type_name(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISREG(mode):
-        return "file"
-    return "special file"

@@ -8,6 +8,16 @@ import stat
 from typing import BinaryIO, Protocol
 
 
+def file_type(mode: int) -> str:
+    """What an ``lstat`` mode is, in a word, for findings: ``file``, ``directory``,
+    ``symlink``, ``FIFO``, ``socket`` or ``special file`` (a device)."""
+    for is_type, name in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symlink"),
+                          (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket")):
+        if is_type(mode):
+            return name
+    return "special file"
+
+
 def open_regular(path: str | os.PathLike[str]) -> int:
     """Open for reading; refuse a symlink (``O_NOFOLLOW``) and anything but a regular file."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
