@@ -420,3 +420,60 @@ def test_grep_in_a_transcript_cut_off_mid_write(tmp_path: Path) -> None:
     want = [(i + 1, s) for i, m in enumerate(exact.messages) for s, _ in brute(m.text, "needle")]
     assert [(h["message"], h["start"]) for h in hits] == want and (1, 6) in want
     assert b"incomplete-artifact" in proc.stderr
+
+
+# Hits never overlap, and each scan resumes where the last hit ended: a run of the needle's
+# own characters chains hits from the message start, whatever the windows, escapes or path.
+CHAIN_TEXTS = ['"' * 40 + "\x00\\u0041" + '"' * 7, "a" * 97 + "b" + "a" * 31, '""' + "\\" * 50 + '"' * 33 + "😀",
+               ("aa\n" * 20) + "a" * 45, "e\u0301" * 30 + '"' * 5]
+CHAIN_PATTERNS = [S.Pattern('"""'), S.Pattern("aa"), S.Pattern("\\\\\\"), S.Pattern("e\u0301e"),
+                  S.Pattern('"{2,3}', regex=True), S.Pattern("a+?a", regex=True), S.Pattern("(?<=a)aa", regex=True),
+                  S.Pattern("^aa", regex=True), S.Pattern("AA", ignore_case=True)]
+
+
+def _finditer(text: str, pattern: S.Pattern) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.compile().finditer(text) if m.end() > m.start()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hit_chains_resume_where_the_last_hit_ended_on_every_path(tmp_path: Path, seed: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from spillscope.frontends.tui.document import PlainDocument, TranscriptDocument
+    from spillscope.inspect import search_exact as X
+    from spillscope.inspect import search_message as M
+
+    rng = random.Random(seed)
+    texts = rng.sample(CHAIN_TEXTS, 3)
+    path = tmp_path / "000000000001-session-reference-1.txt"
+    path.write_bytes(_irregular_transcript(texts, rng) if seed % 2 else js_utf8(render_transcript(
+        {"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+         "conversation": [{"role": "user", "text": t} for t in texts]}, 3)))
+    exact = [m.text for m in read_transcript(path).messages]
+    monkeypatch.setattr(T, "WINDOW", rng.choice([48, 64, 300]))
+    monkeypatch.setattr(X, "EXACT_WINDOW", rng.choice([5, 17, 64]))
+    monkeypatch.setattr(S, "DOCUMENT_CHUNK", rng.choice([3, 11, 50]))
+    monkeypatch.setattr(TL, "WINDOW", rng.choice([16, 40]))
+    # A short overlap puts window edges inside the runs (every pattern here matches at most 3).
+    for module in (S, X, M):
+        monkeypatch.setattr(module, "REGEX_OVERLAP", rng.choice([4, 9]))
+    for pattern in CHAIN_PATTERNS:
+        want = [(k, s, e) for k, t in enumerate(exact, 1) for s, e in _finditer(t, pattern)]
+        fast = [(ev.message, ev.hit.start, ev.hit.end) for ev in S.search_transcript(str(path), pattern)
+                if isinstance(ev, A._Located)]
+        fallback = [(ev.message, ev.hit.start, ev.hit.end)
+                    for ev in X._exact_transcript(str(path), pattern.compile(), {}, None, lambda: False, 1 << 20)
+                    if isinstance(ev, A._Located)]
+        assert fast == want, pattern
+        assert fallback == want, pattern
+        doc = TranscriptDocument(TranscriptIndex.build(str(path)))
+        for k in range(1, len(exact) + 1):
+            got = [(h.start, h.end) for h in S._document_hits(doc, k, pattern, lambda: False, 10_000)]
+            assert got == _finditer(exact[k - 1], pattern), (pattern, k)
+        for k, text in enumerate(texts):
+            tool = tmp_path / f"{k + 100:012x}-bash.txt"
+            tool.write_bytes(js_utf8(text))
+            whole = js_utf8(text).decode()
+            assert [(h.start, h.end) for h in S.search_tool_output(str(tool), pattern)] == _finditer(whole, pattern)
+            plain = PlainDocument(str(tool))
+            got = [(h.start, h.end) for h in S._document_hits(plain, 1, pattern, lambda: False, 10_000)]
+            assert got == _finditer(whole, pattern), pattern

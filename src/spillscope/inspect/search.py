@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 from ..util.fs import normalize_root
 from ..util.text import js_utf8, utf8_len
 from ..reference.check import common_prefix, common_suffix, digest_transcript, keep_bytes_for, seen_byte_ranges
-from .search_pattern import REGEX_OVERLAP, Pattern, PatternError
+from .search_pattern import REGEX_OVERLAP, Pattern, PatternError, matches_after
 from .search_records import MAX_HITS, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, _Located
 from .search_source import close_source, open_source, read_range, source_size
 from .search_tool import search_tool_output
@@ -157,6 +157,10 @@ def find_hits(document: SearchableDocument, message: int, query: str, seen: list
     return [Hit(h.start, h.end, bool(is_seen(seen, h.byte_start, h.byte_end))) for h in hits[:MAX_HITS]], capped
 
 
+#: Code points of a document read per step of the decoded search (plus the regex overlap).
+DOCUMENT_CHUNK = 1 << 20
+
+
 def _document_hits(document: SearchableDocument, message: int, pattern: Pattern,
                    cancelled: Callable[[], bool], limit: int) -> list[MessageHit]:
     index = getattr(document, "index", None)
@@ -170,25 +174,26 @@ def _document_hits(document: SearchableDocument, message: int, pattern: Pattern,
                 pass  # irregular lines: the decoded path below is exact for them
     compiled = pattern.compile()
     total = document.messages[message - 1].code_points
-    chunk = 1 << 20
+    chunk = DOCUMENT_CHUNK
     hits: list[MessageHit] = []
-    pos, nb, last_end = 0, 0, -1
+    pos, nb_pos, last_end = 0, 0, -1  # pos: the first code point this step reports from
     while pos < total and len(hits) < limit and not cancelled():
-        text = document.read(message, pos, chunk + REGEX_OVERLAP)
-        q = 0
-        for m in compiled.finditer(text):
+        # Read from before ``pos`` too, so a lookbehind or ^ sees the text there.
+        lo = max(0, pos - REGEX_OVERLAP)
+        text = document.read(message, lo, pos - lo + chunk + REGEX_OVERLAP)
+        own, stop = pos - lo, pos - lo + chunk
+        q, nb = own, nb_pos
+        for m in matches_after(compiled, text, max(own, last_end - lo)):
             s, e = m.start(), m.end()
-            if s >= chunk and pos + chunk < total:
+            if s >= stop and pos + chunk < total:
                 break
-            if e == s or pos + s < last_end:
-                continue
             nb += utf8_len(text[q:s])
             q = s
-            hits.append(MessageHit(pos + s, pos + e, nb, nb + utf8_len(text[s:e])))
-            last_end = pos + e
+            hits.append(MessageHit(lo + s, lo + e, nb, nb + utf8_len(text[s:e])))
+            last_end = lo + e
             if len(hits) >= limit:
                 break
-        nb += utf8_len(text[q:chunk])
+        nb_pos = nb + utf8_len(text[q:stop])
         pos += chunk
     return hits
 

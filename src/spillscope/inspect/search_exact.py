@@ -13,8 +13,12 @@ from typing import Callable, Iterator
 from ..util.text import js_normalize, utf8_len
 from ..formats.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, iter_transcript
 from .findings import finding
-from .search_pattern import REGEX_OVERLAP
+from .search_pattern import REGEX_OVERLAP, matches_after
 from .search_records import CONTEXT, ArtifactEvent, _hit, _Located
+
+#: Decoded code points searched at once by the exact fallback (plus the regex overlap).
+EXACT_WINDOW = 1 << 20
+
 
 def _exact_transcript(path: str, compiled: re.Pattern[str], emitted: dict[int, int], limit: int | None,
                       cancelled: Callable[[], bool], max_line_bytes: int) -> Iterator[ArtifactEvent]:
@@ -23,50 +27,51 @@ def _exact_transcript(path: str, compiled: re.Pattern[str], emitted: dict[int, i
         return
     found = 0
     role, k = "", 0
-    parts: list[str] = []
+    parts: list[str] = []  # decoded text not yet scanned
     size = 0
-    base_cp = base_b = 0
+    context = ""  # scanned text just before ``parts``, so a lookbehind or ^ sees it
+    base_cp = base_b = 0  # offsets of parts[0] in the message
     last_end = -1
     pending_high = False
 
     def flush(final: bool) -> Iterator[_Located]:
-        nonlocal parts, size, base_cp, base_b, last_end, found
-        text = js_normalize("".join(parts))
-        keep = "" if final else text[-REGEX_OVERLAP:]
-        limit_at = len(text) - len(keep)
-        q, nb = 0, base_b
-        for m in compiled.finditer(text):
+        nonlocal parts, size, context, base_cp, base_b, last_end, found
+        lead = len(context)
+        text = js_normalize(context + "".join(parts))
+        stop = len(text) if final else len(text) - REGEX_OVERLAP  # later starts: the next flush
+        base = base_cp - lead
+        q, nb = lead, base_b
+        for m in matches_after(compiled, text, max(lead, max(last_end, emitted.get(k, -1)) - base)):
             s, e = m.start(), m.end()
-            if not final and s >= limit_at:
+            if s >= stop:
                 break
-            if e == s or base_cp + s < max(last_end, emitted.get(k, -1)):
-                continue
             nb += utf8_len(text[q:s])
             q = s
-            yield _Located(k, role, _hit(base_cp + s, base_cp + e, nb, nb + utf8_len(text[s:e]),
+            yield _Located(k, role, _hit(base + s, base + e, nb, nb + utf8_len(text[s:e]),
                                          text[max(0, s - CONTEXT * 4) : s], text[s:e], text[e : e + CONTEXT * 4]))
-            last_end = base_cp + e
+            last_end = base + e
             found += 1
             if limit is not None and found >= limit:
                 return
-        base_cp += limit_at
-        base_b += utf8_len(text[:limit_at])
-        parts = [keep] if keep else []
-        size = len(keep)
+        base_cp = base + stop
+        base_b += utf8_len(text[lead:stop])
+        context = text[max(0, stop - REGEX_OVERLAP) : stop]
+        parts = [text[stop:]] if stop < len(text) else []
+        size = len(text) - stop
 
     try:
         for ev in iter_transcript(path, max_line_bytes=max_line_bytes):
             if cancelled():
                 return
             if isinstance(ev, MessageStart):
-                k, role, parts, size, base_cp, base_b, last_end = ev.index, ev.role, [], 0, 0, 0, -1
+                k, role, parts, size, context, base_cp, base_b, last_end = ev.index, ev.role, [], 0, "", 0, 0, -1
             elif isinstance(ev, Fragment):
                 piece = "".join(ev.texts)
                 parts.append(piece)
                 size += len(piece)
                 # Never cut right after a high surrogate: the next fragment may pair with it.
                 pending_high = bool(piece) and "\ud800" <= piece[-1] <= "\udbff"
-                if size > (1 << 20) + REGEX_OVERLAP and not pending_high:
+                if size > EXACT_WINDOW + REGEX_OVERLAP and not pending_high:
                     yield from flush(False)
             elif isinstance(ev, MessageEnd):
                 yield from flush(True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator, Protocol
 
 from ..util.text import utf8_len
-from .search_pattern import REGEX_OVERLAP, Pattern
+from .search_pattern import REGEX_OVERLAP, Pattern, matches_after
 from .search_records import CONTEXT, MessageHit, _hit
 
 # One message, searched window by window ------------------------------------------------
@@ -51,6 +51,9 @@ class _MessageSearch:
         self.last_end = -1  # code point where the last hit ended (hits never overlap)
         #: True when a window was counted to its carry point: the next window starts there.
         self._pending_next = False
+        #: Decoded text just before the next window (for lookbehind), valid at ``_context_end``.
+        self._context = ""
+        self._context_end = -1
 
     def carry_bytes(self) -> int:
         if self.needle is not None:
@@ -116,18 +119,20 @@ class _MessageSearch:
         if self.impossible:
             return
         self._catch_up(w.raw_start)
+        if self.known_cp != self._context_end:
+            self._context = ""  # a bytes window came between: no decoded text before this one
         head = self.codec.decode(w.data[: w.carry])
-        text = head + self.codec.decode(w.data[w.carry :]) if not w.final else head
-        base_cp, base_b = self.known_cp, self.known_bytes
-        q, nb = 0, base_b
-        for m in self.compiled.finditer(text):
+        own = head + self.codec.decode(w.data[w.carry :]) if not w.final else head
+        # The text before the window goes first, so a lookbehind or ^ sees it; offsets in
+        # ``text`` are then ``lead`` code points ahead of the window's own.
+        lead = len(self._context)
+        text = self._context + own
+        base_cp, base_b = self.known_cp - lead, self.known_bytes
+        q, nb = lead, base_b
+        for m in matches_after(self.compiled, text, max(lead, self.last_end - base_cp)):
             s, e = m.start(), m.end()
-            if e == s or (not w.final and s >= len(head)):
-                if not w.final and s >= len(head):
-                    break
-                continue
-            if base_cp + s < self.last_end:
-                continue
+            if not w.final and s >= lead + len(head):
+                break  # the next window reports it
             nb += utf8_len(text[q:s])
             q = s
             mb = utf8_len(text[s:e])
@@ -139,7 +144,9 @@ class _MessageSearch:
             if self.done():
                 return
         if not w.final:
-            self.known_cp, self.known_bytes = base_cp + len(head), base_b + utf8_len(head)
+            self.known_cp, self.known_bytes = self.known_cp + len(head), self.known_bytes + utf8_len(head)
+            self._context = text[max(0, lead + len(head) - REGEX_OVERLAP) : lead + len(head)]
+            self._context_end = self.known_cp
             self.known_raw = -2
             self._pending_next = True
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 from ..util.text import js_normalize
 
-#: A regex match longer than this many code points may be cut at a window edge.
+#: A regex match longer than this many code points may be cut at a window edge; a lookbehind
+#: sees at least this many code points before a window's first character.
 REGEX_OVERLAP = 1 << 14
 
 
@@ -40,3 +42,17 @@ class Pattern:
     def literal(self) -> str | None:
         """The fixed string searched as bytes, or None when the search needs decoded text."""
         return None if self.regex or self.ignore_case else js_normalize(self.text)
+
+
+def matches_after(compiled: re.Pattern[str], text: str, resume: int) -> Iterator[re.Match[str]]:
+    """Non-empty matches in ``text`` as one ``finditer`` over the whole message would give them,
+    when the previous hit ended at ``resume`` (an offset into ``text``; negative: none yet).
+
+    Hits never overlap, so the scan *resumes* at the last hit's end: scanning a window from its
+    start and dropping hits that begin before ``resume`` instead chains the non-overlapping
+    matches from the wrong place (``'""'`` after a hit at 0..3 of ``'"' * 9`` would give 4..7,
+    not 3..6). ``pos`` keeps lookbehind and ``^`` exact: they still see the text before it.
+    """
+    for m in compiled.finditer(text, max(0, resume)):
+        if m.end() > m.start():
+            yield m
