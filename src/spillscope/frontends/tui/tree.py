@@ -9,16 +9,19 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
+from textual.geometry import Size
 from textual.widgets import Tree
+from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
 
 from ..format import count, human_age, human_size
-from ...util.text import visible
 from ...inspect.findings import SEVERITY_RANK, Finding, by_location
 from ...inspect.verify import Inspection
 from ...spill.naming import session_dir_name
-from .safe_text import badges, safe
+from .labels import Extra, FitLabel, one_line
 
 NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
 
@@ -128,19 +131,18 @@ class BrowseTree(Tree[NodeData]):
 
     def _session_label(self, title: str, group: dict[str, Any], children: list[NodeData], session_codes: list[str]) -> Text:
         arts = group["dir"].artifacts if group["dir"] else []
-        # Zero counts left out: a line short enough to show whole.
-        counts = "  " + " · ".join(count(n, what) for n, what in ((len(arts), "artifact"), (len(group["refs"]), "ref"),
-                                                                 (len(group["tools"]), "tool spill")) if n)
-        # Badges straight after the title: a narrow pane cuts the counts, not the findings.
-        return Text.assemble(safe(title, "bold"),
-                             badges(session_codes + [c for d in children for c in self._codes(d, self._index)]),
-                             (counts, "dim"))
+        # Zero counts left out; on a narrow line the tool spills' count goes first, the artifacts' last.
+        counts = tuple(Extra(count(n, what), rank=rank, group="count") for n, what, rank in (
+            (len(arts), "artifact", 2), (len(group["refs"]), "ref", 1), (len(group["tools"]), "tool spill", 0)) if n)
+        return FitLabel(name=title, name_style="bold", extras=counts,
+                        codes=session_codes + [c for d in children for c in self._codes(d, self._index)])
 
     def _root_label(self, ins: Inspection) -> Text:
         # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
-        return Text.assemble((visible(os.path.basename(ins.root.rstrip("/")) or ins.root), "bold"),
-                             f"  {count(len(ins.scan.sessions), 'dir')} · ",
-                             f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}")
+        return FitLabel(name=os.path.basename(ins.root.rstrip("/")) or ins.root, name_style="bold", extras=(
+            Extra(count(len(ins.scan.sessions), "dir"), "", 2, "count"),
+            Extra(count(len(ins.scan.artifacts()), "artifact"), "", 1, "count"),
+            Extra(count(len(ins.references), "reference"), "", 0, "count")))
 
     def patch(self, ins: Inspection, names: set[str]) -> bool:
         """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
@@ -201,16 +203,54 @@ class BrowseTree(Tree[NodeData]):
         index = self._index
         if data.kind == "reference":
             link = data.obj
-            return Text.assemble(("↪ ", "cyan"), safe(link.entry.label), badges([f.code for f in link.findings]),
-                                 (f"  ({link.status})", "dim"))
+            return FitLabel(icon=("↪ ", "cyan"), name=link.entry.label, codes=[f.code for f in link.findings],
+                            status=link.status)
         if data.kind == "tool-spill":
             tlink = data.obj
-            return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), badges([f.code for f in tlink.findings]),
-                                 (f"  {tlink.entry.call_id or ''}", "dim"), (f"  ({tlink.status})", "dim"))
+            return FitLabel(icon=("⚙ ", "green"), name=tlink.entry.tool_name or "tool", codes=[f.code for f in tlink.findings],
+                            status=tlink.status, extras=(Extra(one_line(tlink.entry.call_id or "")),) if tlink.entry.call_id else (),
+                            extras_first=True)
         art = data.obj
         icon = "📄 " if art.kind == "session-reference-transcript" else "▤ " if art.kind == "tool-output" else "? "
-        return Text.assemble(icon, safe(art.name), badges([f.code for f in index.get(art.path, [])]),
-                             (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"))
+        return FitLabel(icon=(icon, ""), name=art.name, codes=[f.code for f in index.get(art.path, [])],
+                        kept=(Extra(human_size(art.size), group="file"),),
+                        extras=(Extra(human_age(self._now - art.mtime), group="file"),))
+
+    # Drawing: each label at the width its line has (see .labels) --------------------
+    def process_label(self, label: str | Text) -> Text:
+        # A FitLabel is one line already (its text is shown with line breaks visible);
+        # Tree's own processing would keep only its first line, as a plain Text.
+        return label if isinstance(label, FitLabel) else super().process_label(label)
+
+    def _prefix(self, node: TreeNode[NodeData]) -> str:
+        return (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
+
+    def label_room(self, node: TreeNode[NodeData]) -> int | None:
+        """The cells a node's label has on its line (None: not laid out yet)."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return None
+        depth, parent = 0, node.parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.parent
+        return width - depth * self.guide_depth - cell_len(self._prefix(node))
+
+    def render_label(self, node: TreeNode[NodeData], base_style: Style, style: Style) -> Text:
+        label = node._label
+        room = self.label_room(node)
+        if isinstance(label, FitLabel) and room is not None:
+            label = label.fitted(room)
+        label = label.copy()
+        label.stylize(style)
+        return Text.assemble((self._prefix(node), base_style + TOGGLE_STYLE), label)
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        # Whole lines beside the scrollbar's column (kept even when nothing scrolls).
+        return self.virtual_size.width + self.styles.scrollbar_size_vertical
+
+    def get_label_width(self, node: TreeNode[NodeData]) -> int:
+        # Whole lines: the tree asks for the width of its widest line (CSS bounds it).
+        return cell_len(self._prefix(node)) + node._label.cell_len
 
     @staticmethod
     def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:

@@ -1,0 +1,200 @@
+"""Tree labels that fit their line: a label knows its parts (icon, name, finding badges,
+what must stay whole, what may go) and is drawn at whatever width its line has, so a
+narrow pane never cuts a badge, a size or a status in the middle.
+
+The rule, applied in order until the line fits (see :meth:`FitLabel.fitted`):
+
+1. drop the *extras* (ages, counts, call ids: the detail pane shows them), least useful first;
+2. shorten the name in its middle (``abcd…wxyz``), down to :data:`NAME_MIN` cells;
+3. leave out a status a shown badge already says (``(expired)`` beside ``expired-locator``);
+4. show the badges by their short names (``expired`` for ``expired-locator``);
+5. shorten the name down to :data:`NAME_FLOOR` cells;
+6. show as many badges as fit and one ``+N`` badge for the rest (the detail pane lists them all).
+
+Kept parts (a size, a status) are never shortened. A label is cut only when even step 6
+does not fit: a tree narrower than any width spillscope lays out (the tests walk 80 to
+200 columns and check it never happens). Separate from the tree because it is pure
+layout: it knows widths and words, not inspections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.text import Text
+
+from ...inspect.findings import CODES, SEVERITY_RANK
+from ...util.text import visible
+from .safe_text import BADGE_STYLE, SEVERITY_STYLE, clip
+
+#: A name is shortened to no fewer cells than this before badges are shortened...
+NAME_MIN = 12
+#: ...and to no fewer than this at all (a first and a last character around "…").
+NAME_FLOOR = 3
+
+#: Each code's short name, for a line too narrow for the full badges (the help lists them).
+SHORT_CODE = {
+    "expired-locator": "expired",
+    "bytes-mismatch": "bytes≠",
+    "omission-mismatch": "counts≠",
+    "malformed-artifact": "malformed",
+    "incomplete-artifact": "incomplete",
+    "malformed-log": "bad-log",
+    "malformed-notice": "bad-notice",
+    "orphan-artifact": "orphan",
+    "foreign-owner": "foreign",
+    "outside-root": "outside",
+    "insecure-permissions": "perms",
+    "symlink": "symlink",
+    "unexpected-entry": "unexpected",
+    "unreadable": "unreadable",
+    "past-retention": "old",
+    "snapshot-unavailable": "no-snapshot",
+    "notice-dialect": "dialect",
+    "normalized-locator": "normalized",
+}
+
+#: A reference's or tool spill's status that a badge already says, by the badge's code.
+STATUS_SAID_BY = {
+    "expired": "expired-locator",
+    "unavailable": "snapshot-unavailable",
+    "outside-root": "outside-root",
+    "normalized": "normalized-locator",
+    "invalid": "malformed-notice",
+}
+
+
+def badge_style(code: str) -> str:
+    return BADGE_STYLE.get(code) or SEVERITY_STYLE.get(CODES.get(code, ("",))[0], "reverse")
+
+
+def one_line(text: str) -> str:
+    """Untrusted text for one tree line: controls and line breaks visible, clipped."""
+    return visible(clip(text), one_line=True)
+
+
+def middle(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells: its head and tail around "…" when too long.
+    Cuts between code points, never inside a wide character's cells."""
+    if cell_len(text) <= cells:
+        return text
+    if cells <= 1:
+        return "…"[:cells]
+    room = cells - 1
+    head_room = (room + 1) // 2
+    head, used = [], 0
+    for ch in text:
+        w = cell_len(ch)
+        if used + w > head_room:
+            break
+        head.append(ch)
+        used += w
+    tail: list[str] = []
+    tail_room = room - used
+    used = 0
+    for ch in reversed(text):
+        w = cell_len(ch)
+        if used + w > tail_room:
+            break
+        tail.append(ch)
+        used += w
+    while tail and cell_len(tail[-1]) == 0:  # a combining mark goes with its base, not onto "…"
+        tail.pop()
+    return "".join(head) + "…" + "".join(reversed(tail))
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A part after the badges: the lowest ``rank`` goes first when the line is short
+    (kept parts never go). Neighbours of one ``group`` are joined by " · "."""
+
+    text: str
+    style: str = "dim"
+    rank: int = 0
+    group: str = ""
+
+
+class FitLabel(Text):
+    """A tree label (a rich ``Text`` holding the whole line) that can lay itself out
+    narrower: ``icon name badges status kept… extras…``, see the module's rule."""
+
+    def __init__(self, *, icon: tuple[str, str] = ("", ""), name: str, name_style: str = "",
+                 codes: list[str] | None = None, status: str = "", kept: tuple[Extra, ...] = (),
+                 extras: tuple[Extra, ...] = (), extras_first: bool = False) -> None:
+        self.icon = icon
+        self.name = one_line(name)
+        self.name_style = name_style
+        self.codes = sorted(set(codes or []))
+        self.status = status
+        self.kept = kept
+        self.extras = extras
+        #: The extras stand before the kept parts (a tool spill's call id before its status).
+        self.extras_first = extras_first
+        super().__init__()
+        self.append_text(self._assemble(self.name, self.codes, False, self.status, extras))
+
+    def _badges(self, codes: list[str], short: bool, more: int) -> Text:
+        out = Text()
+        for code in codes:
+            out.append(" ")
+            out.append(f" {SHORT_CODE.get(code, code) if short else code} ", style=badge_style(code))
+        if more:
+            hidden = self.codes[len(codes):]
+            worst = max(hidden, key=lambda c: SEVERITY_RANK.get(CODES.get(c, ("info",))[0], 0))
+            out.append(" ")
+            out.append(f" +{more} ", style=badge_style(worst))
+        return out
+
+    def _assemble(self, name: str, codes: list[str], short: bool, status: str, extras: tuple[Extra, ...],
+                  more: int = 0) -> Text:
+        out = Text.assemble(self.icon, (name, self.name_style), self._badges(codes, short, more))
+        shown_extras = [e for e in self.extras if e in extras]  # in their place, not their rank's
+        kept = ([Extra(f"({status})", group="status")] if status else []) + list(self.kept)
+        last: Extra | None = None
+        for part in (shown_extras + kept if self.extras_first else kept + shown_extras):
+            out.append(" · " if last is not None and part.group and last.group == part.group else "  ", "dim")
+            out.append(part.text, part.style)
+            last = part
+        return out
+
+    def fitted(self, width: int) -> Text:
+        """The label in at most ``width`` cells, by the module's rule."""
+        if self.cell_len <= width:
+            return self
+        extras = tuple(sorted(self.extras, key=lambda e: -e.rank))
+        codes, status, name = self.codes, self.status, self.name
+
+        def fixed(short: bool, status: str, codes: list[str], more: int = 0) -> int:
+            return self._assemble("", codes, short, status, (), more).cell_len
+
+        # 1. Extras go, least useful first.
+        while extras and self._assemble(name, codes, False, status, extras).cell_len > width:
+            extras = extras[:-1]
+        if extras:
+            return self._assemble(name, codes, False, status, extras)
+        # 2. The name shortens to NAME_MIN; 3. a status a badge says goes; 4. short badges.
+        steps = [(False, status), (False, self._unsaid(status)), (True, self._unsaid(status))]
+        for short, st in steps:
+            room = width - fixed(short, st, codes)
+            if room >= min(NAME_MIN, cell_len(name)):
+                return self._assemble(middle(name, room), codes, short, st, ())
+        # 5. The name shortens to its floor.
+        st = self._unsaid(status)
+        room = width - fixed(True, st, codes)
+        floor = min(NAME_FLOOR, cell_len(name))
+        if room >= floor:
+            return self._assemble(middle(name, room), codes, True, st, ())
+        # 6. As many badges as fit, and +N for the rest.
+        for keep in range(len(codes) - 1, -1, -1):
+            room = width - fixed(True, st, codes[:keep], len(codes) - keep)
+            if room >= floor:
+                return self._assemble(middle(name, room), codes[:keep], True, st, (), len(codes) - keep)
+        # Narrower than any layout spillscope makes: cut, as the tree would.
+        return self._assemble(middle(name, floor), [], True, st, (), len(codes))
+
+    def _unsaid(self, status: str) -> str:
+        """The status, unless a badge on this line already says it."""
+        return "" if STATUS_SAID_BY.get(status) in self.codes else status
+
+
+__all__ = ["NAME_FLOOR", "NAME_MIN", "SHORT_CODE", "STATUS_SAID_BY", "Extra", "FitLabel", "middle", "one_line"]

@@ -1,0 +1,155 @@
+"""The browse tree at every width from 80 to 200 columns (issue 15): no line's finding
+badges, size or status is ever cut, on the demo and on a root of long and hostile names.
+
+What is checked is what the screen shows (the compositor's rows, inside the tree's
+region), against what each node's data says it must show: each finding code (whole or
+by its short name, or counted in a ``+N`` badge), an artifact's size, a reference's or
+tool spill's status (or the badge that says it), and the name whole or shortened with
+"…" in its middle."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from spillscope.frontends.demo import write_demo
+from spillscope.frontends.format import human_size
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.frontends.tui.labels import SHORT_CODE, STATUS_SAID_BY
+from spillscope.frontends.tui.tree import BrowseTree
+from spillscope.inspect.findings import SEVERITY_RANK
+from spillscope.spill.naming import encode_segment, session_dir_name
+from spillscope.util.text import visible
+
+from test_tui import wait_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import hostile  # noqa: E402
+
+WIDTHS = [80, 90, 100, 120, 140, 160, 200]
+
+LONG = "a-very-long-name-" * 8
+WIDE = "界面😀é\u0301" * 6  # wide, astral and combining
+NASTY = "new\nline\ttab \u202eevil\u202c [bold]markup[/] \x1b[31mred"
+
+
+def write_hostile(base: Path) -> tuple[Path, Path]:
+    """A root whose names are long, wide and hostile, with many findings on one line."""
+    sid = f"session {'long-id-' * 12}界😀\n\u202e[b]"  # its encoding is a file name: at most 255 bytes
+    root, logs = base / "root", base / "logs"
+    sdir = root / session_dir_name(sid)
+    sdir.mkdir(parents=True, mode=0o700)
+    logs.mkdir(parents=True)
+    log = hostile.Log(logs, sid)
+    conv = [{"role": "user", "text": "q"}, {"role": "assistant", "text": "a"}, {"role": "user", "text": "b"}]
+    for n, label in enumerate([LONG + "label", WIDE, NASTY, "x"], start=1):
+        path = hostile.plant_reference(log, sdir, f"{n:012d}-session-reference-{n}.txt", conv)
+        preview, notice = hostile.reference_parts(path, 1, conv)  # bytes differ from the file's
+        preview["label"] = label
+        log.reference(preview, notice)
+    gone, gone_notice = hostile.reference_parts(sdir / f"gone-{LONG}.txt", 9, conv)
+    gone["label"] = f"gone {WIDE}"
+    log.reference(gone, gone_notice)
+    # An artifact with several findings at once: garbage (malformed), named by no notice
+    # (orphan), group-readable (insecure permissions); its name long, wide and hostile.
+    bad = sdir / f"000000000099-session-reference-{encode_segment(LONG + WIDE + NASTY)[:120]}.txt"
+    bad.write_bytes(b"not a transcript\n")
+    bad.chmod(0o644)
+    tool = sdir / f"000000000100-{encode_segment('tool-' + LONG)[:150]}.txt"
+    tool.write_bytes(b"output " * 500)
+    os.chmod(tool, 0o600)
+    (sdir / f"odd {NASTY.replace('/', '|')}").write_bytes(b"?")  # not an encoded name
+    log.write()
+    # A second session dir of one wide name, nothing logged for it.
+    other = root / session_dir_name(WIDE * 3)
+    other.mkdir(mode=0o755)
+    (other / "000000000001-session-reference-1.txt").write_bytes(b"x")
+    return root, logs
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory):
+    base = tmp_path_factory.mktemp("widths")
+    demo = write_demo(base / "demo")
+    return {"demo": (demo.root, demo.logs), "hostile": write_hostile(base / "hostile")}
+
+
+def screen_rows(app) -> list[str]:
+    return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
+
+
+def expected(app, tree: BrowseTree, node) -> tuple[list[str], str, list[str], str]:
+    """What a node's line must show: finding codes, status, kept texts, name."""
+    data, ins = node.data, app.inspection
+    if data.kind == "artifact":
+        codes = [f.code for f in ins.findings if f.path == data.key]
+        return codes, "", [human_size(data.obj.size)], data.obj.name
+    if data.kind in ("reference", "tool-spill"):
+        name = data.obj.entry.label if data.kind == "reference" else (data.obj.entry.tool_name or "tool")
+        return [f.code for f in data.obj.findings], data.obj.status, [], name
+    if data.kind == "session":
+        group = data.obj
+        codes = [f.code for f in ins.findings if group["dir"] is not None and f.path == group["dir"].path]
+        for child in group["children"]:
+            if child.kind == "artifact":
+                found = [f for f in ins.findings if f.path == child.key]
+            else:
+                found = child.obj.findings
+            codes += [f.code for f in found if SEVERITY_RANK[f.severity] >= 1]
+        sid = ins.session_ids.get(data.key)
+        return codes, "", [], sid if sid is not None else data.key
+    return [], "", [], os.path.basename(ins.root.rstrip("/"))
+
+
+def check_line(row: str, codes: list[str], status: str, kept: list[str], name: str) -> None:
+    shown = [c for c in sorted(set(codes)) if f" {c} " in row or f" {SHORT_CODE[c]} " in row]
+    missing = len(set(codes)) - len(shown)
+    if missing:
+        assert f" +{missing} " in row, (row, codes)
+    if status:
+        assert f"({status})" in row or STATUS_SAID_BY.get(status) in shown, (row, status)
+    for text in kept:
+        assert f"  {text}" in row, (row, text)
+    shown_name = visible(name, one_line=True)
+    assert shown_name in row or ("…" in row and shown_name[0] in row), (row, name)
+
+
+@pytest.mark.parametrize("which", ["demo", "hostile"])
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_no_tree_line_is_cut_at_any_width(roots, which, width):
+    root, logs = roots[which]
+    app = SpillscopeApp(str(root), str(logs), watch=False)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        tree = app.query_one(BrowseTree)
+        for node in list(tree.root.children):
+            node.expand()
+        await pilot.pause(0.1)
+        left = app.query_one("#left").region
+        # The tree lies inside its pane and on the screen: nothing of it is clipped away.
+        assert tree.region.right <= left.right and tree.region.right <= width, (tree.region, left)
+        lines = tree._tree_lines
+        assert len(lines) > 5
+        checked = 0
+        top = 0
+        while top < len(lines):
+            tree.scroll_to(y=top, animate=False)
+            await pilot.pause(0.05)
+            rows = screen_rows(app)
+            region = tree.scrollable_content_region
+            for y in range(region.height):
+                at = int(tree.scroll_offset.y) + y
+                if at >= len(lines):
+                    break
+                node = lines[at].node
+                row = rows[region.y + y][region.x:region.right]
+                check_line(row, *expected(app, tree, node))
+                checked += 1
+            top += region.height
+        assert checked == len(lines)
+        if width >= 200 and which == "demo":
+            # There is room: every line whole, extras (ages, counts) too.
+            assert all("…" not in r for r in screen_rows(app)[region.y:region.bottom]), screen_rows(app)
