@@ -24,7 +24,7 @@ from spillscope.inspect.findings import SEVERITY_RANK
 from spillscope.spill.naming import encode_segment, session_dir_name
 from spillscope.util.text import visible
 
-from test_tui import wait_for
+from test_tui import flat, select, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import hostile  # noqa: E402
@@ -153,3 +153,46 @@ async def test_no_tree_line_is_cut_at_any_width(roots, which, width):
         if width >= 200 and which == "demo":
             # There is room: every line whole, extras (ages, counts) too.
             assert all("…" not in r for r in screen_rows(app)[region.y:region.bottom]), screen_rows(app)
+
+
+async def test_a_session_whose_badges_are_counted_lists_them_in_full(roots):
+    root, logs = roots["hostile"]
+    app = SpillscopeApp(str(root), str(logs), watch=False)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        tree = app.query_one(BrowseTree)
+        await pilot.pause(0.1)
+        rows = screen_rows(app)
+        region = tree.scrollable_content_region
+        counted = [n for n in tree.root.children if "+" in rows[region.y + n.line][region.x:region.right]]
+        assert counted, rows  # the test's premise: at 80 columns a badge is only counted
+        for node in counted:
+            await select(pilot, tree, node)
+            await pilot.pause(0.1)
+            codes, *_ = expected(app, tree, node)
+            shown = flat(app, "#info")
+            assert all(code in shown for code in codes), (codes, shown)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_search_hits_keep_their_match_in_view(roots, width):
+    from spillscope.frontends.tui.search import SearchScreen, SearchTree
+
+    root, logs = roots["demo"]
+    app = SpillscopeApp(str(root), str(logs), watch=False)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        needle = "tool output out of context"  # deep inside long lines: wide context both sides
+        app.push_screen(SearchScreen(app.root_path, app.logs_path, None, needle))
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen) and app.screen.is_mounted
+                       and "done" in flat(app, "#search-status"), timeout=20)
+        await pilot.pause(0.2)
+        tree = app.screen.query_one(SearchTree)
+        region = tree.scrollable_content_region
+        rows = [r[region.x:region.right] for r in screen_rows(app)[region.y:region.bottom]]
+        hit_rows = [r for r in rows if " cp " in r]
+        assert len(hit_rows) >= 3, rows
+        for row in hit_rows:
+            assert needle in row and "…" in row, row  # the match whole, the context shortened
+        group_rows = [r for r in rows if "[" in r and "]" in r]
+        assert all(r.rstrip().endswith("]") for r in group_rows), group_rows  # the kind whole

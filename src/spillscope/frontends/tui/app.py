@@ -24,7 +24,6 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
 from textual.notifications import SeverityLevel
 
-from ..format import count
 from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
@@ -37,7 +36,7 @@ from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE
 from .help import HelpScreen
 from .live import LiveWatch
 from .opening import ReaderOpening
-from .panels import ReferencePanel, artifact_renderable, tool_spill_renderable
+from .panels import ReferencePanel, artifact_renderable, session_renderable, tool_spill_renderable
 from .safe_text import safe
 from .scheduling import ScanScheduling
 from .status import StatusLine
@@ -216,14 +215,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         elif data.kind == "tool-spill":
             info.update(tool_spill_renderable(data.obj))
         elif data.kind == "session":
-            group = data.obj
-            sid = ins.session_ids.get(data.key)
-            lines = [safe(f"session dir {data.key}\nsession id  {sid or '(no log names it)'}\n"),
-                     safe(f"{count(len(group['dir'].artifacts) if group['dir'] else 0, 'artifact')}, "
-                          f"{count(len(group['refs']), 'reference')}, {count(len(group['tools']), 'tool spill')}")]
-            if group["dir"] is None:
-                lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
-            info.update(Group(*lines))
+            info.update(session_renderable(data.key, ins.session_ids.get(data.key), data.obj,
+                                           self.query_one(BrowseTree).session_findings(data)))
         else:
             cov = coverage(ins)
             # What was not checked is said where the root is described: never a quiet "no findings".

@@ -20,8 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any, TypeVar
+
 from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
+from textual.geometry import Size
+from textual.widgets import Tree
+from textual.widgets._tree import TOGGLE_STYLE
+from textual.widgets.tree import TreeNode
 
 from ...inspect.findings import CODES, SEVERITY_RANK
 from ...util.text import visible
@@ -114,7 +121,113 @@ class Extra:
     group: str = ""
 
 
-class FitLabel(Text):
+class Fitting(Text):
+    """A tree label (a rich ``Text`` holding the whole line) that can lay itself out in
+    fewer cells; trees draw it with :func:`fitted_label`."""
+
+    def fitted(self, width: int) -> Text:
+        return self
+
+
+def label_room(tree: Tree[Any], node: TreeNode[Any], prefix: str) -> int | None:
+    """The cells a node's label has on its line, after its guides and its toggle
+    (None: the tree is not laid out yet)."""
+    width = tree.scrollable_content_region.width
+    if width <= 0:
+        return None
+    depth, parent = 0, node.parent
+    while parent is not None:
+        depth, parent = depth + 1, parent.parent
+    if not tree.show_root:
+        depth -= 1
+    return width - depth * tree.guide_depth - cell_len(prefix)
+
+
+DataT = TypeVar("DataT")
+
+
+class FittingTree(Tree[DataT]):
+    """A Tree that draws each :class:`Fitting` label at the width its line has. It asks
+    for the width of its widest *whole* line (CSS bounds it), and never scrolls sideways."""
+
+    def _toggle(self, node: TreeNode[DataT]) -> str:
+        return (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
+
+    def process_label(self, label: str | Text) -> Text:
+        # A Fitting label is one line already (line breaks in it are shown as ␊);
+        # Tree's own processing would keep only its first line, as a plain Text.
+        return label if isinstance(label, Fitting) else super().process_label(label)
+
+    def render_label(self, node: TreeNode[DataT], base_style: Style, style: Style) -> Text:
+        prefix = self._toggle(node)
+        label = node._label
+        room = label_room(self, node, prefix)
+        if isinstance(label, Fitting) and room is not None:
+            label = label.fitted(room)
+        label = label.copy()
+        label.stylize(style)
+        return Text.assemble((prefix, base_style + TOGGLE_STYLE), label)
+
+    def get_label_width(self, node: TreeNode[DataT]) -> int:
+        return cell_len(self._toggle(node)) + node._label.cell_len
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        # Whole lines beside the scrollbar's column (kept even when nothing scrolls).
+        return self.virtual_size.width + self.styles.scrollbar_size_vertical
+
+
+class ContextLabel(Fitting):
+    """A search hit's line: ``head before MATCH after``. Narrower, the context shortens
+    from its outer ends (``…``), the match stays whole and in view."""
+
+    def __init__(self, head: str, before: str, match: str, after: str, match_style: Style | str) -> None:
+        self.head, self.before, self.match, self.after = head, one_line(before), one_line(match), one_line(after)
+        self.match_style = match_style
+        super().__init__()
+        self.append_text(self._assemble(self.before, self.match, self.after))
+
+    def _assemble(self, before: str, match: str, after: str) -> Text:
+        return Text.assemble(self.head, before, (match, self.match_style), after)
+
+    def fitted(self, width: int) -> Text:
+        if self.cell_len <= width:
+            return self
+        room = width - cell_len(self.head) - cell_len(self.match)
+        if room < 2:
+            return self._assemble("", middle(self.match, max(1, width - cell_len(self.head))), "")
+        after_room = min(cell_len(self.after), room // 2)
+        before_room = room - after_room
+        if cell_len(self.before) < before_room:
+            before_room = cell_len(self.before)
+            after_room = room - before_room
+        before = self.before if cell_len(self.before) <= before_room else "…" + _tail(self.before, before_room - 1)
+        after = self.after if cell_len(self.after) <= after_room else _head(self.after, after_room - 1) + "…"
+        return self._assemble(before, self.match, after)
+
+
+def _head(text: str, cells: int) -> str:
+    out, used = [], 0
+    for ch in text:
+        used += cell_len(ch)
+        if used > cells:
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def _tail(text: str, cells: int) -> str:
+    out, used = [], 0
+    for ch in reversed(text):
+        used += cell_len(ch)
+        if used > cells:
+            break
+        out.append(ch)
+    while out and cell_len(out[-1]) == 0:
+        out.pop()
+    return "".join(reversed(out))
+
+
+class FitLabel(Fitting):
     """A tree label (a rich ``Text`` holding the whole line) that can lay itself out
     narrower: ``icon name badges status kept… extras…``, see the module's rule."""
 
@@ -197,4 +310,5 @@ class FitLabel(Text):
         return "" if STATUS_SAID_BY.get(status) in self.codes else status
 
 
-__all__ = ["NAME_FLOOR", "NAME_MIN", "SHORT_CODE", "STATUS_SAID_BY", "Extra", "FitLabel", "middle", "one_line"]
+__all__ = ["NAME_FLOOR", "NAME_MIN", "SHORT_CODE", "STATUS_SAID_BY", "ContextLabel", "Extra", "FitLabel", "Fitting",
+           "FittingTree", "badge_style", "label_room", "middle", "one_line"]

@@ -9,19 +9,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from rich.cells import cell_len
-from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
 from textual.widgets import Tree
-from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
 
 from ..format import count, human_age, human_size
 from ...inspect.findings import SEVERITY_RANK, Finding, by_location
 from ...inspect.verify import Inspection
 from ...spill.naming import session_dir_name
-from .labels import Extra, FitLabel, one_line
+from .labels import Extra, FitLabel, FittingTree, one_line
 
 NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
 
@@ -33,7 +29,7 @@ class NodeData:
     obj: Any = None
 
 
-class BrowseTree(Tree[NodeData]):
+class BrowseTree(FittingTree[NodeData]):
     """root → sessions → references, tool spills and artifacts, with finding badges."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -216,41 +212,15 @@ class BrowseTree(Tree[NodeData]):
                         kept=(Extra(human_size(art.size), group="file"),),
                         extras=(Extra(human_age(self._now - art.mtime), group="file"),))
 
-    # Drawing: each label at the width its line has (see .labels) --------------------
-    def process_label(self, label: str | Text) -> Text:
-        # A FitLabel is one line already (its text is shown with line breaks visible);
-        # Tree's own processing would keep only its first line, as a plain Text.
-        return label if isinstance(label, FitLabel) else super().process_label(label)
-
-    def _prefix(self, node: TreeNode[NodeData]) -> str:
-        return (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
-
-    def label_room(self, node: TreeNode[NodeData]) -> int | None:
-        """The cells a node's label has on its line (None: not laid out yet)."""
-        width = self.scrollable_content_region.width
-        if width <= 0:
-            return None
-        depth, parent = 0, node.parent
-        while parent is not None:
-            depth, parent = depth + 1, parent.parent
-        return width - depth * self.guide_depth - cell_len(self._prefix(node))
-
-    def render_label(self, node: TreeNode[NodeData], base_style: Style, style: Style) -> Text:
-        label = node._label
-        room = self.label_room(node)
-        if isinstance(label, FitLabel) and room is not None:
-            label = label.fitted(room)
-        label = label.copy()
-        label.stylize(style)
-        return Text.assemble((self._prefix(node), base_style + TOGGLE_STYLE), label)
-
-    def get_content_width(self, container: Size, viewport: Size) -> int:
-        # Whole lines beside the scrollbar's column (kept even when nothing scrolls).
-        return self.virtual_size.width + self.styles.scrollbar_size_vertical
-
-    def get_label_width(self, node: TreeNode[NodeData]) -> int:
-        # Whole lines: the tree asks for the width of its widest line (CSS bounds it).
-        return cell_len(self._prefix(node)) + node._label.cell_len
+    def session_findings(self, data: NodeData) -> list[Finding]:
+        """The findings a session's badges stand for: its dir's own, and its children's
+        warnings and errors (as :meth:`_session_label` shows them)."""
+        group = data.obj
+        own = list(self._index.get(group["dir"].path, [])) if group["dir"] else []
+        for child in group["children"]:
+            found = child.obj.findings if child.kind in ("reference", "tool-spill") else self._index.get(child.key, [])
+            own += [f for f in found if SEVERITY_RANK[f.severity] >= 1]
+        return own
 
     @staticmethod
     def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:
