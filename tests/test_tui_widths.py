@@ -114,7 +114,7 @@ def check_line(row: str, codes: list[str], status: str, kept: list[str], name: s
     for text in kept:
         assert f"  {text}" in row, (row, text)
     shown_name = visible(name, one_line=True)
-    assert shown_name in row or ("…" in row and shown_name[0] in row), (row, name)
+    assert shown_name in row or "…" in row, (row, name)  # whole, or shortened where it says so
 
 
 @pytest.mark.parametrize("which", ["demo", "hostile"])
@@ -196,3 +196,33 @@ async def test_search_hits_keep_their_match_in_view(roots, width):
             assert needle in row and "…" in row, row  # the match whole, the context shortened
         group_rows = [r for r in rows if "[" in r and "]" in r]
         assert all(r.rstrip().endswith("]") for r in group_rows), group_rows  # the kind whole
+
+
+def test_labels_fit_every_width_with_their_kept_parts_whole():
+    """FitLabel alone, over random hostile names and every width down to its floor."""
+    import random
+
+    from rich.cells import cell_len
+
+    from spillscope.frontends.tui.labels import Extra, FitLabel, middle
+
+    rng = random.Random(15)
+    alphabet = "ab-_.界😀é\u0301\u202e\n\t\x00 "
+    codes = sorted(SHORT_CODE)
+    for _ in range(300):
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
+        found = rng.sample(codes, rng.randint(0, 4))
+        kind = rng.choice(["reference", "tool-spill", "artifact"])
+        status = "" if kind == "artifact" else rng.choice(["resolves", "expired", "unavailable", "unverified"])
+        kept = (Extra("10.5 KiB", group="f"),) if kind == "artifact" else ()
+        extras = (Extra("3d", group="f"),) if kind == "artifact" else (Extra("call_1"),) if kind == "tool-spill" else ()
+        label = FitLabel(icon=("↪ ", "cyan"), name=name, codes=found, status=status, kept=kept, extras=extras)
+        # 24: the least room a leaf has in the narrowest layout (80 columns).
+        for width in range(24, label.cell_len + 2):
+            out = label.fitted(width)
+            assert out.cell_len <= width, (name, width, out.plain)
+            check_line(out.plain, found, status, [k.text for k in kept], name)
+        for cells in range(1, 20):
+            short = middle(label.name, cells, rng.random())
+            assert cell_len(short) <= cells
+            assert not short.startswith("…\u0301") and "…\u0301" not in short

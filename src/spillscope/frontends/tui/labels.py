@@ -9,9 +9,10 @@ The rule, applied in order until the line fits (see :meth:`FitLabel.fitted`):
 3. leave out a status a shown badge already says (``(expired)`` beside ``expired-locator``);
 4. show the badges by their short names (``expired`` for ``expired-locator``);
 5. shorten the name down to :data:`NAME_FLOOR` cells;
-6. show as many badges as fit and one ``+N`` badge for the rest (the detail pane lists them all).
+6. show as many badges as fit and one ``+N`` badge for the rest (the detail pane lists them all);
+7. shorten the name down to "…" alone.
 
-Kept parts (a size, a status) are never shortened. A label is cut only when even step 6
+Kept parts (a size, a status) are never shortened. A label is cut only when even step 7
 does not fit: a tree narrower than any width spillscope lays out (the tests walk 80 to
 200 columns and check it never happens). Separate from the tree because it is pure
 layout: it knows widths and words, not inspections."""
@@ -75,39 +76,27 @@ def badge_style(code: str) -> str:
     return BADGE_STYLE.get(code) or SEVERITY_STYLE.get(CODES.get(code, ("",))[0], "reverse")
 
 
+def _rank(code: str) -> int:
+    return SEVERITY_RANK.get(CODES.get(code, ("info", ""))[0], 0)
+
+
 def one_line(text: str) -> str:
     """Untrusted text for one tree line: controls and line breaks visible, clipped."""
     return visible(clip(text), one_line=True)
 
 
-def middle(text: str, cells: int) -> str:
-    """``text`` in at most ``cells`` cells: its head and tail around "…" when too long.
-    Cuts between code points, never inside a wide character's cells."""
+def middle(text: str, cells: int, tail_share: float = 0.5) -> str:
+    """``text`` in at most ``cells`` cells: its head and tail around "…" when too long,
+    the tail ``tail_share`` of what is kept (a file name's tail tells it apart: its
+    head is a counter or a hash). Cuts between code points, never inside a wide
+    character, and never leaves a combining mark without its base."""
     if cell_len(text) <= cells:
         return text
     if cells <= 1:
-        return "…"[:cells]
+        return "…"[:max(cells, 0)]
     room = cells - 1
-    head_room = (room + 1) // 2
-    head, used = [], 0
-    for ch in text:
-        w = cell_len(ch)
-        if used + w > head_room:
-            break
-        head.append(ch)
-        used += w
-    tail: list[str] = []
-    tail_room = room - used
-    used = 0
-    for ch in reversed(text):
-        w = cell_len(ch)
-        if used + w > tail_room:
-            break
-        tail.append(ch)
-        used += w
-    while tail and cell_len(tail[-1]) == 0:  # a combining mark goes with its base, not onto "…"
-        tail.pop()
-    return "".join(head) + "…" + "".join(reversed(tail))
+    head = _head(text, room - int(room * tail_share))
+    return head + "…" + _tail(text, room - cell_len(head))
 
 
 @dataclass(frozen=True)
@@ -231,12 +220,14 @@ class FitLabel(Fitting):
     """A tree label (a rich ``Text`` holding the whole line) that can lay itself out
     narrower: ``icon name badges status kept… extras…``, see the module's rule."""
 
-    def __init__(self, *, icon: tuple[str, str] = ("", ""), name: str, name_style: str = "",
+    def __init__(self, *, icon: tuple[str, str] = ("", ""), name: str, name_style: str = "", tail_share: float = 0.5,
                  codes: list[str] | None = None, status: str = "", kept: tuple[Extra, ...] = (),
                  extras: tuple[Extra, ...] = (), extras_first: bool = False) -> None:
         self.icon = icon
         self.name = one_line(name)
         self.name_style = name_style
+        #: How much of a shortened name is its tail (see :func:`middle`).
+        self.tail_share = tail_share
         self.codes = sorted(set(codes or []))
         self.status = status
         self.kept = kept
@@ -252,8 +243,7 @@ class FitLabel(Fitting):
             out.append(" ")
             out.append(f" {SHORT_CODE.get(code, code) if short else code} ", style=badge_style(code))
         if more:
-            hidden = self.codes[len(codes):]
-            worst = max(hidden, key=lambda c: SEVERITY_RANK.get(CODES.get(c, ("info",))[0], 0))
+            worst = max((c for c in self.codes if c not in codes), key=_rank)
             out.append(" ")
             out.append(f" +{more} ", style=badge_style(worst))
         return out
@@ -290,20 +280,27 @@ class FitLabel(Fitting):
         for short, st in steps:
             room = width - fixed(short, st, codes)
             if room >= min(NAME_MIN, cell_len(name)):
-                return self._assemble(middle(name, room), codes, short, st, ())
+                return self._assemble(middle(name, room, self.tail_share), codes, short, st, ())
         # 5. The name shortens to its floor.
         st = self._unsaid(status)
         room = width - fixed(True, st, codes)
         floor = min(NAME_FLOOR, cell_len(name))
         if room >= floor:
-            return self._assemble(middle(name, room), codes, True, st, ())
-        # 6. As many badges as fit, and +N for the rest.
+            return self._assemble(middle(name, room, self.tail_share), codes, True, st, ())
+        # 6. As many badges as fit, and +N for the rest; the badge that says the status
+        # is the last to go (once it is counted, the status is shown again).
+        said = STATUS_SAID_BY.get(status)
+        ordered = sorted(codes, key=lambda c: (c != said, -_rank(c)))  # then the most severe first
         for keep in range(len(codes) - 1, -1, -1):
-            room = width - fixed(True, st, codes[:keep], len(codes) - keep)
+            st = "" if said in ordered[:keep] else status
+            room = width - fixed(True, st, ordered[:keep], len(codes) - keep)
             if room >= floor:
-                return self._assemble(middle(name, room), codes[:keep], True, st, (), len(codes) - keep)
-        # Narrower than any layout spillscope makes: cut, as the tree would.
-        return self._assemble(middle(name, floor), [], True, st, (), len(codes))
+                return self._assemble(middle(name, room, self.tail_share), ordered[:keep], True, st, (), len(codes) - keep)
+        # 7. The name down to "…" alone; narrower than that, the tree cuts the line (no
+        # layout spillscope makes is that narrow).
+        st = status
+        room = width - fixed(True, st, [], len(codes))
+        return self._assemble(middle(name, max(1, room), self.tail_share), [], True, st, (), len(codes))
 
     def _unsaid(self, status: str) -> str:
         """The status, unless a badge on this line already says it."""

@@ -147,7 +147,7 @@ class SearchScreen(Screen[None]):
             if anode is None:
                 name = ev.path.rsplit("/", 1)[-1]
                 anode = self._artifacts[ev.path] = snode.add(
-                    FitLabel(name=name, name_style="cyan", kept=(Extra(f"[{ev.kind}]", "cyan"),)), HitNode(), expand=True)
+                    FitLabel(name=name, name_style="cyan", tail_share=0.7, kept=(Extra(f"[{ev.kind}]", "cyan"),)), HitNode(), expand=True)
             anode.add_leaf(self.hit_label(tree, ev), HitNode(ev))
         state = "done" if done else "searching…"
         note = f" (stopped at {MAX_SHOWN})" if capped else ""

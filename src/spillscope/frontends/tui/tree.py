@@ -208,7 +208,8 @@ class BrowseTree(FittingTree[NodeData]):
                             extras_first=True)
         art = data.obj
         icon = "📄 " if art.kind == "session-reference-transcript" else "▤ " if art.kind == "tool-output" else "? "
-        return FitLabel(icon=(icon, ""), name=art.name, codes=[f.code for f in index.get(art.path, [])],
+        # A shortened file name keeps more of its tail: its head is a counter or hash.
+        return FitLabel(icon=(icon, ""), name=art.name, tail_share=0.7, codes=[f.code for f in index.get(art.path, [])],
                         kept=(Extra(human_size(art.size), group="file"),),
                         extras=(Extra(human_age(self._now - art.mtime), group="file"),))
 
