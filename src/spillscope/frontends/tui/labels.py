@@ -5,8 +5,8 @@ narrow pane never cuts a badge, a size or a status in the middle.
 The rule, applied in order until the line fits (see :meth:`FitLabel.fitted`):
 
 1. drop the *extras* (ages, counts, call ids: the detail pane shows them), least useful first;
-2. shorten the name in its middle (``abcd…wxyz``), down to :data:`NAME_MIN` cells;
-3. leave out a status a shown badge already says (``(expired)`` beside ``expired-locator``);
+2. leave out a status a shown badge already says (``(expired)`` beside ``expired-locator``);
+3. shorten the name in its middle (``abcd…wxyz``), down to :data:`NAME_MIN` cells;
 4. show the badges by their short names (``expired`` for ``expired-locator``);
 5. shorten the name down to :data:`NAME_FLOOR` cells;
 6. show as many badges as fit and one ``+N`` badge for the rest (the detail pane lists them all);
@@ -20,7 +20,6 @@ layout: it knows widths and words, not inspections."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any, TypeVar
 
 from rich.cells import cell_len
@@ -275,8 +274,8 @@ class FitLabel(Fitting):
             extras = extras[:-1]
         if extras:
             return self._assemble(name, codes, False, status, extras)
-        # 2. The name shortens to NAME_MIN; 3. a status a badge says goes; 4. short badges.
-        steps = [(False, status), (False, self._unsaid(status)), (True, self._unsaid(status))]
+        # 2. A status a badge says goes; 3. the name shortens to NAME_MIN; 4. short badges.
+        steps = [(False, self._unsaid(status)), (True, self._unsaid(status))]
         for short, st in steps:
             room = width - fixed(short, st, codes)
             if room >= min(NAME_MIN, cell_len(name)):
