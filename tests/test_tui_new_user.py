@@ -335,3 +335,27 @@ async def test_root_panel_says_what_was_not_checked(tmp_path):
         text = "".join(plain(app, "#info").split())  # wrapped anywhere, even inside a path
         assert "0checkedagainsttheroot" in text and "NOTchecked" in text
         assert f"didyoumean--rebase{demo.root}?" in text
+
+
+async def test_the_detail_follows_the_cursor_when_a_filter_changes_the_tree(demo):
+    # The walk at 80x24: `f` to orphan-artifact left the Build log's notice beside a tree
+    # whose cursor was on the orphan artifact.
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "expired"))
+        await pilot.pause(0.1)
+        for code in (None, "expired-locator", "orphan-artifact", "snapshot-unavailable"):
+            app.set_code_filter(code)
+            await pilot.pause(0.2)
+            node = tree.cursor_node
+            assert node is not None and node.data is not None
+            switcher = app.query_one("#detail")
+            if node.data.kind == "reference":
+                assert switcher.current == "reference"
+                assert node.data.obj.entry.label in plain(app, "#preview"), code
+            else:
+                assert switcher.current == "info-pane"
+                if node.data.kind == "artifact":
+                    assert node.data.obj.name in "".join(plain(app, "#info").split()), code

@@ -239,6 +239,9 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         self.text_filter = event.value
         if self.inspection is not None:
             self.query_one(BrowseTree).populate(self.inspection, self.text_filter, self.code_filter)
+            # The cursor may stand on another item now (its line is kept, no highlight is
+            # posted): the detail follows it once the tree has laid out its new lines.
+            self.call_after_refresh(self.refresh_detail)
 
     @on(Input.Submitted, "#filter")
     def filter_submitted(self) -> None:
@@ -255,6 +258,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         self.update_filter_state()
         if self.inspection is not None:
             self.query_one(BrowseTree).populate(self.inspection, self.text_filter, self.code_filter)
+            self.call_after_refresh(self.refresh_detail)  # as in filter_changed
 
     def update_filter_state(self) -> None:
         self.query_one("#filter-state", Static).update(
