@@ -226,3 +226,45 @@ def test_labels_fit_every_width_with_their_kept_parts_whole():
             short = middle(label.name, cells, rng.random())
             assert cell_len(short) <= cells
             assert not short.startswith("…\u0301") and "…\u0301" not in short
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 200])
+async def test_footers_show_whole_keys_and_always_help(roots, width):
+    from textual.widgets._footer import FooterKey
+
+    from spillscope.frontends.tui.screens import ReaderScreen
+    from spillscope.frontends.tui.search import SearchScreen
+
+    from test_tui import open_resolving_reference
+
+    root, logs = roots["demo"]
+    app = SpillscopeApp(str(root), str(logs), watch=False)
+
+    async def check(screen_type) -> None:
+        await wait_for(pilot, lambda: isinstance(app.screen, screen_type) and app.screen.is_mounted)
+        await pilot.pause(0.3)
+        keys = list(app.screen.query(FooterKey))
+        assert any(k.action == "help" for k in keys), [k.action for k in keys]
+        footer = screen_rows(app)[-1]
+        for key in keys:
+            if key.description:
+                # Whole: its key and description on the footer's line, nothing beyond the screen.
+                assert key.region.right <= width and f"{key.key_display} {key.description}" in footer, (footer, key)
+        if screen_type is not SpillscopeApp:
+            # The browse's filters are not offered where they would act on a hidden tree.
+            assert not any(k.action in ("filter", "cycle_code") for k in keys), [k.action for k in keys]
+
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        await pilot.pause(0.3)
+        keys = list(app.screen.query(FooterKey))
+        assert any(k.action == "help" for k in keys)
+        await open_resolving_reference(app, pilot)
+        await check(ReaderScreen)
+        await pilot.press("escape")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen) and app.screen.is_mounted)
+        app.screen.query_one("#search-tree").focus()  # from the box, ? and q are typed, not keys
+        await check(SearchScreen)
+        await pilot.press("f")  # not the browse's finding filter, here
+        assert app.code_filter is None

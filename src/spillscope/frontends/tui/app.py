@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
+from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.notifications import SeverityLevel
 
 from ...inspect.coverage import coverage, describe
@@ -33,6 +33,7 @@ from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch_events import ChangeEvent
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from .footer import FittingFooter
 from .help import HelpScreen
 from .live import LiveWatch
 from .opening import ReaderOpening
@@ -127,7 +128,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
                     yield Static(id="info", markup=False)
                 yield ReferencePanel(id="reference")
         yield Static(id="status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.sub_title = visible(self.root_path, one_line=True)
@@ -280,6 +281,13 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         from .search import SearchScreen
 
         self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The browse's filters act on the browse: over search-all or the reader they would
+        # change a tree nobody sees (and the footer would offer "/ Filter" where / searches).
+        if action in ("filter", "cycle_code") and len(self.screen_stack) > 1:
+            return False
+        return True
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -13,13 +13,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ...inspect.search import Hit, PatternError, find_hits
 from ...formats.transcript.records import TranscriptError
 from .document import Document
 from .export import export_message
+from .footer import FittingFooter
 from .goto import Goto, parse_goto
 from .prompts import ConfirmScreen, PromptScreen
 from .textview import TextView
@@ -65,7 +66,7 @@ class ReaderScreen(Screen[None]):
         yield TextView(id="reader-text")
         yield Input(placeholder="search (re: for a regex) — Enter for next hit, Escape to close", id="reader-search")
         yield Static(id="reader-status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#reader-search", Input).display = False

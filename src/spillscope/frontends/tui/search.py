@@ -12,13 +12,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, Tree
+from textual.widgets import Input, Static, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from ..format import count
 from ...inspect.findings import Finding
 from ...inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
+from .footer import FittingFooter
 from .labels import ContextLabel, Extra, FitLabel, FittingTree
 
 #: The screen stops listing (and searching) after this many hits.
@@ -66,7 +67,7 @@ class SearchScreen(Screen[None]):
                     id="search-input")
         yield SearchTree("hits", id="search-tree")
         yield Static(id="search-status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         tree = self.query_one(SearchTree)
