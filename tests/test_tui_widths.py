@@ -268,3 +268,24 @@ async def test_footers_show_whole_keys_and_always_help(roots, width):
         await check(SearchScreen)
         await pilot.press("f")  # not the browse's finding filter, here
         assert app.code_filter is None
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_the_readers_title_keeps_its_counts_beside_a_long_name(roots, width):
+    from spillscope.frontends.tui.screens import ReaderScreen
+
+    root, logs = roots["hostile"]
+    app = SpillscopeApp(str(root), str(logs), watch=False)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        tree = app.query_one(BrowseTree)
+        node = next(line.node for line in tree._tree_lines
+                    if line.node.data is not None and line.node.data.kind == "artifact" and "tool-a-very" in line.node.data.key)
+        app.open_reader(node.data)
+        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen))
+        await pilot.pause(0.3)
+        title = app.screen.query_one("#reader-title")
+        rows = screen_rows(app)[title.region.y:title.region.bottom]
+        text = " ".join(r.strip() for r in rows)
+        assert "…" in rows[0] and "lines" in text and "code points" in text and "bytes" in text, rows
+        assert title.region.height <= 3 and title.size.height >= title.virtual_size.height, (title.region, rows)
