@@ -42,7 +42,7 @@ class FittingFooter(Footer):
     def compose(self) -> ComposeResult:
         widgets: Iterable[Widget] = super().compose()
         items = list(widgets)
-        palette = [w for w in items if w.has_class("-command-palette")]
+        palette = [w for w in items if isinstance(w, FooterKey) and w.has_class("-command-palette")]
         keys = [w for w in items if isinstance(w, FooterKey) and w not in palette]
         others = [w for w in items if not isinstance(w, FooterKey)]
         if others or not keys:  # grouped keys: laid out as Textual does
