@@ -359,3 +359,19 @@ async def test_the_detail_follows_the_cursor_when_a_filter_changes_the_tree(demo
                 assert switcher.current == "info-pane"
                 if node.data.kind == "artifact":
                     assert node.data.obj.name in "".join(plain(app, "#info").split()), code
+
+
+async def test_artifact_ages_do_not_stand_still(demo):
+    # The walk: "2s" beside every artifact, still "2s" minutes later.
+    import time as _time
+
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        assert tree.AGE_REFRESH <= 60  # ages are redrawn while the app runs
+        node = find(tree, "artifact")
+        assert node.label.plain.endswith("s")  # just written: seconds old
+        tree.refresh_ages(_time.time() + 3 * 3600)
+        await pilot.pause(0.1)
+        assert node.label.plain.endswith(" · 3h"), node.label.plain

@@ -191,6 +191,26 @@ class BrowseTree(FittingTree[NodeData]):
             leaves[data.key] = node.add_leaf(self._label(data), data)
         return leaves
 
+    #: Seconds between re-labellings of the shown artifacts' ages: an age drawn once
+    #: ("2s") would otherwise go on saying so long after it stopped being true.
+    AGE_REFRESH = 15.0
+
+    def on_mount(self) -> None:
+        self.set_interval(self.AGE_REFRESH, self.refresh_ages)
+
+    def refresh_ages(self, now: float | None = None) -> None:
+        """Re-label the built artifact leaves whose age, as shown, has changed."""
+        self._now = time.time() if now is None else now
+        stack = list(self.root.children)
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            data = node.data
+            if data is not None and data.kind == "artifact":
+                label = self._label(data)
+                if label.plain != node._label.plain:
+                    node.set_label(label)
+
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeData]) -> None:
         if event.node.data is not None and event.node.data.kind == "session":
             self._build_leaves(event.node)
