@@ -233,7 +233,9 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
 
     # Filters and commands ----------------------------------------------------------
     def action_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        # At once, not deferred as focus() is: keys typed right after "/" ("/Research",
+        # fast or pasted) must land in the box, not run as keys ("s" opened search-all).
+        self.screen.set_focus(self.query_one("#filter", Input))
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
