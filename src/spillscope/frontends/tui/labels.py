@@ -14,8 +14,9 @@ The rule, applied in order until the line fits (see :meth:`FitLabel.fitted`):
 
 Kept parts (a size, a status) are never shortened. A label is cut only when even step 7
 does not fit: a tree narrower than any width spillscope lays out (the tests walk 80 to
-200 columns and check it never happens). Separate from the tree because it is pure
-layout: it knows widths and words, not inspections."""
+200 columns and check it never happens). Separate from the browse tree because it is
+layout only: it knows widths and words, not inspections; :class:`FittingTree` draws
+these labels for the browse tree and search-all's tree alike."""
 
 from __future__ import annotations
 
@@ -36,10 +37,11 @@ from .safe_text import BADGE_STYLE, SEVERITY_STYLE, clip
 
 #: A name is shortened to no fewer cells than this before badges are shortened...
 NAME_MIN = 12
-#: ...and to no fewer than this at all (a first and a last character around "…").
+#: ...and to no fewer than this before badges are counted as +N (then down to "…" alone).
 NAME_FLOOR = 3
 
-#: Each code's short name, for a line too narrow for the full badges (the help lists them).
+#: Each code's short name, for a line too narrow for the full badges (the help names the
+#: common ones; the detail pane always shows the full code).
 SHORT_CODE = {
     "expired-locator": "expired",
     "bytes-mismatch": "bytes≠",
