@@ -117,6 +117,25 @@ async def reader_goto_clamped_view(pilot) -> None:
     await pilot.pause(0.2)
 
 
+async def search_all_view(pilot) -> None:
+    """Search-all (`s`) for a phrase deep in long lines: each hit's context shortens around it."""
+    from spillscope.frontends.tui.search import SearchScreen
+
+    await _loaded(pilot)
+    await pilot.press("s")
+    for _ in range(100):
+        if isinstance(pilot.app.screen, SearchScreen) and pilot.app.screen.is_mounted:
+            break
+        await pilot.pause(0.02)
+    pilot.app.screen.query_one("#search-input").value = "tool output out of context"
+    await pilot.press("enter")
+    for _ in range(300):
+        if "done" in str(pilot.app.screen.query_one("#search-status").content):
+            break
+        await pilot.pause(0.02)
+    await pilot.pause(0.2)
+
+
 VIEWS: dict[str, Callable[..., Awaitable[None]]] = {
     "tree": tree_view,
     "reference": reference_view,
@@ -124,4 +143,4 @@ VIEWS: dict[str, Callable[..., Awaitable[None]]] = {
     "expired-locator": expired_view,
 }
 #: Views only the snapshot tests check (they show states, not features).
-TEST_VIEWS: dict[str, Callable[..., Awaitable[None]]] = {**VIEWS, "help": help_view}
+TEST_VIEWS: dict[str, Callable[..., Awaitable[None]]] = {**VIEWS, "help": help_view, "search-all": search_all_view}

@@ -335,3 +335,64 @@ async def test_root_panel_says_what_was_not_checked(tmp_path):
         text = "".join(plain(app, "#info").split())  # wrapped anywhere, even inside a path
         assert "0checkedagainsttheroot" in text and "NOTchecked" in text
         assert f"didyoumean--rebase{demo.root}?" in text
+
+
+async def test_the_detail_follows_the_cursor_when_a_filter_changes_the_tree(demo):
+    # The walk at 80x24: `f` to orphan-artifact left the Build log's notice beside a tree
+    # whose cursor was on the orphan artifact.
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        await select(pilot, tree, find(tree, "reference", lambda d: d.obj.status == "expired"))
+        await pilot.pause(0.1)
+        for code in (None, "expired-locator", "orphan-artifact", "snapshot-unavailable"):
+            app.set_code_filter(code)
+            await pilot.pause(0.2)
+            node = tree.cursor_node
+            assert node is not None and node.data is not None
+            switcher = app.query_one("#detail")
+            if node.data.kind == "reference":
+                assert switcher.current == "reference"
+                assert node.data.obj.entry.label in plain(app, "#preview"), code
+            else:
+                assert switcher.current == "info-pane"
+                if node.data.kind == "artifact":
+                    assert node.data.obj.name in "".join(plain(app, "#info").split()), code
+
+
+async def test_artifact_ages_do_not_stand_still(demo):
+    # The walk: "2s" beside every artifact, still "2s" minutes later.
+    import time as _time
+
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        assert tree.AGE_REFRESH <= 60  # ages are redrawn while the app runs
+        node = find(tree, "artifact")
+        assert node.label.plain.endswith("s")  # just written: seconds old
+        tree.refresh_ages(_time.time() + 3 * 3600)
+        await pilot.pause(0.1)
+        assert node.label.plain.endswith(" · 3h"), node.label.plain
+
+
+async def test_keys_typed_at_once_after_slash_do_not_run_as_keys(demo):
+    # The tmux test under load: "/Research" arriving together ran "s" (search-all), the
+    # filter box not focused yet when the keys after "/" were handled.
+    from textual import events
+
+    from spillscope.frontends.tui.search import SearchScreen
+
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        for ch in "/Research":  # sent as the terminal's driver sends them: no wait between
+            key = events.Key("slash" if ch == "/" else ch, ch)
+            key.set_sender(app)
+            app._driver.send_message(key)
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, SearchScreen)
+        assert app.focused is app.query_one("#filter", Input)
+        # Not asserted: the letters of that same burst reach the box (Textual routed them
+        # before the focus moved; they are dropped, not run as keys).

@@ -21,10 +21,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header, Input, Static
+from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.notifications import SeverityLevel
 
-from ..format import count
 from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
@@ -34,10 +33,11 @@ from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch_events import ChangeEvent
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from .footer import FittingFooter
 from .help import HelpScreen
 from .live import LiveWatch
 from .opening import ReaderOpening
-from .panels import ReferencePanel, artifact_renderable, tool_spill_renderable
+from .panels import ReferencePanel, artifact_renderable, session_renderable, tool_spill_renderable
 from .safe_text import safe
 from .scheduling import ScanScheduling
 from .status import StatusLine
@@ -128,7 +128,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
                     yield Static(id="info", markup=False)
                 yield ReferencePanel(id="reference")
         yield Static(id="status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.sub_title = visible(self.root_path, one_line=True)
@@ -216,14 +216,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         elif data.kind == "tool-spill":
             info.update(tool_spill_renderable(data.obj))
         elif data.kind == "session":
-            group = data.obj
-            sid = ins.session_ids.get(data.key)
-            lines = [safe(f"session dir {data.key}\nsession id  {sid or '(no log names it)'}\n"),
-                     safe(f"{count(len(group['dir'].artifacts) if group['dir'] else 0, 'artifact')}, "
-                          f"{count(len(group['refs']), 'reference')}, {count(len(group['tools']), 'tool spill')}")]
-            if group["dir"] is None:
-                lines.append(safe("\nno session dir on disk (nothing was saved for it, or it was pruned)", "yellow"))
-            info.update(Group(*lines))
+            info.update(session_renderable(data.key, ins.session_ids.get(data.key), data.obj,
+                                           self.query_one(BrowseTree).session_findings(data)))
         else:
             cov = coverage(ins)
             # What was not checked is said where the root is described: never a quiet "no findings".
@@ -239,13 +233,18 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
 
     # Filters and commands ----------------------------------------------------------
     def action_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        # At once, not deferred as focus() is: keys typed right after "/" ("/Research",
+        # fast or pasted) must land in the box, not run as keys ("s" opened search-all).
+        self.screen.set_focus(self.query_one("#filter", Input))
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.text_filter = event.value
         if self.inspection is not None:
             self.query_one(BrowseTree).populate(self.inspection, self.text_filter, self.code_filter)
+            # The cursor may stand on another item now (its line is kept, no highlight is
+            # posted): the detail follows it once the tree has laid out its new lines.
+            self.call_after_refresh(self.refresh_detail)
 
     @on(Input.Submitted, "#filter")
     def filter_submitted(self) -> None:
@@ -262,6 +261,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         self.update_filter_state()
         if self.inspection is not None:
             self.query_one(BrowseTree).populate(self.inspection, self.text_filter, self.code_filter)
+            self.call_after_refresh(self.refresh_detail)  # as in filter_changed
 
     def update_filter_state(self) -> None:
         self.query_one("#filter-state", Static).update(
@@ -283,6 +283,13 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         from .search import SearchScreen
 
         self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The browse's filters act on the browse: over search-all or the reader they would
+        # change a tree nobody sees (and the footer would offer "/ Filter" where / searches).
+        if action in ("filter", "cycle_code") and len(self.screen_stack) > 1:
+            return False
+        return True
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

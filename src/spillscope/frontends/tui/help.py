@@ -35,6 +35,12 @@ marked (the status says `5000+` when there are more).
 In a reference's preview, `✂` marks where the middle of a shortened message was cut:
 the model saw its head, then its tail, then the omission marker.
 
+On a narrow terminal the tree's lines shorten rather than run off the edge: ages and
+counts go first, a long name loses its middle (`…`), badges take short names (`expired`,
+`no-snapshot`, `perms`, `orphan`, `bytes≠`…) and `+N` counts the ones left out; a status
+a badge already says is left out too. Sizes and statuses are never cut; the detail pane
+beside the tree says everything in full.
+
 Text is shown inert: escape sequences and controls appear as `␛`, `␀`, `⏎` (a CR, alone
 or in CRLF), `⟨U+202E⟩`; lone surrogates as `⟨lone U+D800⟩`; markup is never interpreted.
 

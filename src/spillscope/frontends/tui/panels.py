@@ -5,6 +5,7 @@ selected node holds (data flows down), they never change the browse."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -14,12 +15,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
-from ..format import human_age, human_size
+from ..format import count, human_age, human_size
 from ...util.text import visible
-from ...inspect.findings import Finding
+from ...inspect.findings import CODES, Finding
 from ...inspect.scan import Artifact
 from ...inspect.verify import ReferenceLink, ToolSpillLink
 from ...reference.join import join_offset
+from .labels import badge_style, one_line
 from .safe_text import BADGE_STYLE, clip, safe
 
 
@@ -136,6 +138,25 @@ def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str 
     return Group(*parts)
 
 
+def session_renderable(name: str, session_id: str | None, group: dict[str, Any], findings: list[Finding]) -> RenderableType:
+    """A session: its dir, its id, what it holds, and every finding its line's badges
+    stand for (a narrow tree shortens them, or counts them as +N)."""
+    arts = group["dir"].artifacts if group["dir"] else []
+    parts: list[RenderableType] = [
+        # One line each: a line break in a name cannot start a line that looks like another field.
+        Text.assemble(("session dir ", "dim"), one_line(name)),
+        Text.assemble(("session id  ", "dim"), one_line(session_id) if session_id is not None else "(no log names it)", "\n"),
+        Text(f"{count(len(arts), 'artifact')}, {count(len(group['refs']), 'reference')}, "
+             f"{count(len(group['tools']), 'tool spill')}")]
+    if group["dir"] is None:
+        parts.append(Text("\nno session dir on disk (nothing was saved for it, or it was pruned)", style="yellow"))
+    if findings:
+        parts.append(Text("\nFindings", style="bold underline"))
+        for code, n in sorted(Counter(f.code for f in findings).items()):
+            parts.append(Text.assemble((f" {code} ", badge_style(code)), f"  {n}  ", (CODES[code][1] if code in CODES else "", "dim")))
+    return Group(*parts)
+
+
 def tool_spill_renderable(link: ToolSpillLink) -> RenderableType:
     n = link.entry.notice
     parts: list[RenderableType] = [
@@ -153,4 +174,5 @@ def tool_spill_renderable(link: ToolSpillLink) -> RenderableType:
     return Group(*parts)
 
 
-__all__ = ["ReferencePanel", "artifact_renderable", "notice_renderable", "preview_text", "tool_spill_renderable"]
+__all__ = ["ReferencePanel", "artifact_renderable", "notice_renderable", "preview_text", "session_renderable",
+           "tool_spill_renderable"]

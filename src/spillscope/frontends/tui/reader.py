@@ -13,14 +13,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ...inspect.search import Hit, PatternError, find_hits
 from ...formats.transcript.records import TranscriptError
 from .document import Document
 from .export import export_message
+from .footer import FittingFooter
 from .goto import Goto, parse_goto
+from .labels import middle, one_line
 from .prompts import ConfirmScreen, PromptScreen
 from .textview import TextView
 
@@ -65,7 +67,7 @@ class ReaderScreen(Screen[None]):
         yield TextView(id="reader-text")
         yield Input(placeholder="search (re: for a regex) — Enter for next hit, Escape to close", id="reader-search")
         yield Static(id="reader-status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#reader-search", Input).display = False
@@ -103,7 +105,7 @@ class ReaderScreen(Screen[None]):
 
     def show_message(self, k: int, offset: int = 0) -> None:
         if not self.document.messages:
-            self.query_one("#reader-title", Static).update(Text(f"{self.doc_title}: no messages ({self.document.note})"))
+            self.query_one("#reader-title", Static).update(Text(f"{self.shown_title()}: no messages ({self.document.note})"))
             return
         known = len(self.document.messages)
         if k > known and not self.document.done:
@@ -119,11 +121,20 @@ class ReaderScreen(Screen[None]):
             self.run_search(self.query_text)
         self.update_status()
 
+    def shown_title(self) -> str:
+        """The document's name on one line of the title at most (its middle shortened):
+        the counts after it must not be pushed out of the title's lines."""
+        return middle(one_line(self.doc_title), max(12, (self.size.width or 80) - 4), 0.7)
+
+    def on_resize(self) -> None:
+        if self.document.messages and self.message:
+            self.update_title()
+
     def update_title(self) -> None:
         k = self.message
         msg = self.document.messages[k - 1]
         count = f"{len(self.document.messages)}{'' if self.document.done else '+'}"
-        title = Text.assemble((f" {self.doc_title} ", "bold reverse"), f"  message {k}/{count}: ",
+        title = Text.assemble((f" {self.shown_title()} ", "bold reverse"), f"  message {k}/{count}: ",
                               (msg.role, "bold cyan"), f"  ·  {msg.utf8_bytes} bytes · {msg.code_points} code points · {msg.lines} lines")
         if self.document.note:
             title.append(f"  ·  {self.document.note}", style="bold yellow")

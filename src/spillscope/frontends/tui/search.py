@@ -12,14 +12,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, Tree
+from textual.widgets import Input, Static, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from ..format import count
 from ...inspect.findings import Finding
 from ...inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
-from .safe_text import safe
+from .footer import FittingFooter
+from .labels import ContextLabel, Extra, FitLabel, FittingTree
 
 #: The screen stops listing (and searching) after this many hits.
 MAX_SHOWN = 10000
@@ -44,7 +45,7 @@ def parse_query(text: str) -> Pattern | None:
     return Pattern(text, ignore_case=ignore)
 
 
-class SearchTree(Tree[HitNode]):
+class SearchTree(FittingTree[HitNode]):
     COMPONENT_CLASSES = {"search--seen", "search--omitted", "search--unlinked"}
 
 
@@ -66,7 +67,7 @@ class SearchScreen(Screen[None]):
                     id="search-input")
         yield SearchTree("hits", id="search-tree")
         yield Static(id="search-status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         tree = self.query_one(SearchTree)
@@ -134,18 +135,20 @@ class SearchScreen(Screen[None]):
         for ev in batch:
             if isinstance(ev, Finding):
                 self.bad += 1
-                tree.root.add_leaf(safe(f"⚠ {ev.code}: {ev.where} {ev.detail}", "bold yellow"), HitNode())
+                tree.root.add_leaf(FitLabel(icon=("⚠ ", "bold yellow"), name=f"{ev.code}: {ev.where} {ev.detail}",
+                                            name_style="bold yellow"), HitNode())
                 continue
             self.hits += 1
             key = ev.session_dir
             snode = self._sessions.get(key)
             if snode is None:
                 label = f"{ev.session} ({key})" if ev.session else key
-                snode = self._sessions[key] = tree.root.add(safe(label, "bold"), HitNode(), expand=True)
+                snode = self._sessions[key] = tree.root.add(FitLabel(name=label, name_style="bold"), HitNode(), expand=True)
             anode = self._artifacts.get(ev.path)
             if anode is None:
                 name = ev.path.rsplit("/", 1)[-1]
-                anode = self._artifacts[ev.path] = snode.add(safe(f"{name}  [{ev.kind}]", "cyan"), HitNode(), expand=True)
+                anode = self._artifacts[ev.path] = snode.add(
+                    FitLabel(name=name, name_style="cyan", tail_share=0.7, kept=(Extra(f"[{ev.kind}]", "cyan"),)), HitNode(), expand=True)
             anode.add_leaf(self.hit_label(tree, ev), HitNode(ev))
         state = "done" if done else "searching…"
         note = f" (stopped at {MAX_SHOWN})" if capped else ""
@@ -154,16 +157,13 @@ class SearchScreen(Screen[None]):
 
     @staticmethod
     def hit_label(tree: SearchTree, h: SearchHit) -> Text:
+        """``msg cp seen|omitted  before MATCH after``; a narrow line shortens the context
+        around the match, never the match (see .labels.ContextLabel)."""
         cls = {True: "search--seen", False: "search--omitted", None: "search--unlinked"}[h.seen]
         where = f"msg {h.message:>3} " if h.message is not None else ""
         word = {True: "seen", False: "omitted", None: "unlinked"}[h.seen]
-        out = Text(f"{where}cp {h.start:>9}  {word:<8}  ")
-        out.append_text(safe(h.before.replace("\n", "↵")))
-        at = len(out)
-        out.append_text(safe(h.match.replace("\n", "↵")))
-        out.stylize(tree.get_component_rich_style(cls), at, len(out))
-        out.append_text(safe(h.after.replace("\n", "↵")))
-        return out
+        return ContextLabel(f"{where}cp {h.start:>9}  {word:<8}  ", h.before.replace("\n", "↵"),
+                            h.match.replace("\n", "↵"), h.after.replace("\n", "↵"), tree.get_component_rich_style(cls))
 
     @on(Tree.NodeHighlighted, "#search-tree")
     def highlighted(self, event: Tree.NodeHighlighted[HitNode]) -> None:

@@ -14,11 +14,10 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ..format import count, human_age, human_size
-from ...util.text import visible
 from ...inspect.findings import SEVERITY_RANK, Finding, by_location
 from ...inspect.verify import Inspection
 from ...spill.naming import session_dir_name
-from .safe_text import badges, safe
+from .labels import Extra, FitLabel, FittingTree, one_line
 
 NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
 
@@ -30,7 +29,7 @@ class NodeData:
     obj: Any = None
 
 
-class BrowseTree(Tree[NodeData]):
+class BrowseTree(FittingTree[NodeData]):
     """root → sessions → references, tool spills and artifacts, with finding badges."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -128,19 +127,18 @@ class BrowseTree(Tree[NodeData]):
 
     def _session_label(self, title: str, group: dict[str, Any], children: list[NodeData], session_codes: list[str]) -> Text:
         arts = group["dir"].artifacts if group["dir"] else []
-        # Zero counts left out: a line short enough to show whole.
-        counts = "  " + " · ".join(count(n, what) for n, what in ((len(arts), "artifact"), (len(group["refs"]), "ref"),
-                                                                 (len(group["tools"]), "tool spill")) if n)
-        # Badges straight after the title: a narrow pane cuts the counts, not the findings.
-        return Text.assemble(safe(title, "bold"),
-                             badges(session_codes + [c for d in children for c in self._codes(d, self._index)]),
-                             (counts, "dim"))
+        # Zero counts left out; on a narrow line the tool spills' count goes first, the artifacts' last.
+        counts = tuple(Extra(count(n, what), rank=rank, group="count") for n, what, rank in (
+            (len(arts), "artifact", 2), (len(group["refs"]), "ref", 1), (len(group["tools"]), "tool spill", 0)) if n)
+        return FitLabel(name=title, name_style="bold", extras=counts,
+                        codes=session_codes + [c for d in children for c in self._codes(d, self._index)])
 
     def _root_label(self, ins: Inspection) -> Text:
         # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
-        return Text.assemble((visible(os.path.basename(ins.root.rstrip("/")) or ins.root), "bold"),
-                             f"  {count(len(ins.scan.sessions), 'dir')} · ",
-                             f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')}")
+        return FitLabel(name=os.path.basename(ins.root.rstrip("/")) or ins.root, name_style="bold", extras=(
+            Extra(count(len(ins.scan.sessions), "dir"), "", 2, "count"),
+            Extra(count(len(ins.scan.artifacts()), "artifact"), "", 1, "count"),
+            Extra(count(len(ins.references), "reference"), "", 0, "count")))
 
     def patch(self, ins: Inspection, names: set[str]) -> bool:
         """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
@@ -193,6 +191,26 @@ class BrowseTree(Tree[NodeData]):
             leaves[data.key] = node.add_leaf(self._label(data), data)
         return leaves
 
+    #: Seconds between re-labellings of the shown artifacts' ages: an age drawn once
+    #: ("2s") would otherwise go on saying so long after it stopped being true.
+    AGE_REFRESH = 15.0
+
+    def on_mount(self) -> None:
+        self.set_interval(self.AGE_REFRESH, self.refresh_ages)
+
+    def refresh_ages(self, now: float | None = None) -> None:
+        """Re-label the built artifact leaves whose age, as shown, has changed."""
+        self._now = time.time() if now is None else now
+        stack = list(self.root.children)
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            data = node.data
+            if data is not None and data.kind == "artifact":
+                label = self._label(data)
+                if label.plain != node._label.plain:
+                    node.set_label(label)
+
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeData]) -> None:
         if event.node.data is not None and event.node.data.kind == "session":
             self._build_leaves(event.node)
@@ -201,16 +219,29 @@ class BrowseTree(Tree[NodeData]):
         index = self._index
         if data.kind == "reference":
             link = data.obj
-            return Text.assemble(("↪ ", "cyan"), safe(link.entry.label), badges([f.code for f in link.findings]),
-                                 (f"  ({link.status})", "dim"))
+            return FitLabel(icon=("↪ ", "cyan"), name=link.entry.label, codes=[f.code for f in link.findings],
+                            status=link.status)
         if data.kind == "tool-spill":
             tlink = data.obj
-            return Text.assemble(("⚙ ", "green"), safe(tlink.entry.tool_name or "tool"), badges([f.code for f in tlink.findings]),
-                                 (f"  {tlink.entry.call_id or ''}", "dim"), (f"  ({tlink.status})", "dim"))
+            return FitLabel(icon=("⚙ ", "green"), name=tlink.entry.tool_name or "tool", codes=[f.code for f in tlink.findings],
+                            status=tlink.status, extras=(Extra(one_line(tlink.entry.call_id or "")),) if tlink.entry.call_id else (),
+                            extras_first=True)
         art = data.obj
         icon = "📄 " if art.kind == "session-reference-transcript" else "▤ " if art.kind == "tool-output" else "? "
-        return Text.assemble(icon, safe(art.name), badges([f.code for f in index.get(art.path, [])]),
-                             (f"  {human_size(art.size)} · {human_age(self._now - art.mtime)}", "dim"))
+        # A shortened file name keeps more of its tail: its head is a counter or hash.
+        return FitLabel(icon=(icon, ""), name=art.name, tail_share=0.7, codes=[f.code for f in index.get(art.path, [])],
+                        kept=(Extra(human_size(art.size), group="file"),),
+                        extras=(Extra(human_age(self._now - art.mtime), group="file"),))
+
+    def session_findings(self, data: NodeData) -> list[Finding]:
+        """The findings a session's badges stand for: its dir's own, and its children's
+        warnings and errors (as :meth:`_session_label` shows them)."""
+        group = data.obj
+        own = list(self._index.get(group["dir"].path, [])) if group["dir"] else []
+        for child in group["children"]:
+            found = child.obj.findings if child.kind in ("reference", "tool-spill") else self._index.get(child.key, [])
+            own += [f for f in found if SEVERITY_RANK[f.severity] >= 1]
+        return own
 
     @staticmethod
     def _codes(data: NodeData, index: dict[str, list[Finding]]) -> list[str]:
