@@ -431,3 +431,28 @@ def test_session_dirs_renamed_under_writes_move_the_watcher_without_relisting_th
     finally:
         stop.set()
         thread.join(timeout=10)
+
+
+async def test_awatch_hands_batches_that_queued_up_over_as_one(monkeypatch):
+    # A caller busy with one batch (the TUI patching its tree) gets the batches that came
+    # meanwhile in one, in order, instead of paying its per-batch cost for each.
+    import asyncio
+
+    go = threading.Event()
+
+    def fake(root, **kwargs):
+        go.wait(10)
+        for i in range(3):
+            yield [ChangeEvent("added", f"/r/session-000000000000/{i:012x}-bash.txt", None, None)]
+
+    monkeypatch.setattr(watch_mod, "watch_root", fake)
+    agen = watch_mod.awatch_root("/r")
+    first = asyncio.ensure_future(agen.__anext__())
+    await asyncio.sleep(0.05)  # the thread runs and waits for go
+    go.set()
+    time.sleep(0.3)  # the loop is busy: all three batches queue up meanwhile
+    got = [await first]
+    async for batch in agen:
+        got.append(batch)
+    assert len(got) == 1
+    assert [ev.path.rsplit("/", 1)[1][:12] for ev in got[0]] == [f"{i:012x}" for i in range(3)]
