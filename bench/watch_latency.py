@@ -6,6 +6,7 @@ idle and during churn, against raw watchfiles measured in the same run.
     python bench/watch_latency.py --quick    # fewer samples
     python bench/watch_latency.py --ab       # also the TUI without live_patch (every
                                              # change waits for a pass over the root)
+    python bench/watch_latency.py --base-src /tmp/base/src   # also another checkout's TUI
 
 Churn: a second process keeps writing and deleting artifacts in other session dirs
 (about 1,000 operations a second, about 300 of its files on disk at any time) and
@@ -183,9 +184,10 @@ def _samples(root: Path, samples: int, tag: int, wait) -> list[float]:
     return out
 
 
-def tui_latency(root: Path, samples: int, live_patch: bool = True) -> list[float]:
+def tui_latency(root: Path, samples: int, live_patch: bool = True, src: str | None = None) -> list[float]:
+    env = None if src is None else {**os.environ, "PYTHONPATH": src}  # another checkout's package
     out = subprocess.run([PY, "-c", TUI, str(root), str(samples), "1" if live_patch else "0"],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=900, env=env)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     return [float(x) for x in out.stdout.split()]
@@ -195,6 +197,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ab", action="store_true", help="also measure the TUI without live_patch")
+    ap.add_argument("--base-src", metavar="DIR", help="also measure the TUI of another checkout's src/ "
+                    "(e.g. `git worktree add /tmp/base <commit>`: DIR=/tmp/base/src), in the same run")
     ap.add_argument("--leaky-churn", action="store_true", help="the churn as before 2026-12-03 16:00 UTC (see above)")
     args = ap.parse_args()
     n_json, n_tui = (50, 15) if args.quick else (200, 40)
@@ -219,6 +223,10 @@ def main() -> int:
                     for p in (root / "session-000000000000").glob("0000b*-bash.txt"):
                         p.unlink()  # the same names again: new files, not modified ones
                     results[f"TUI node (no patch), {label}"] = tui_latency(root, n_tui, live_patch=False)
+                if args.base_src:
+                    for p in (root / "session-000000000000").glob("0000b*-bash.txt"):
+                        p.unlink()
+                    results[f"TUI node (base), {label}"] = tui_latency(root, n_tui, src=args.base_src)
             finally:
                 if churn is not None:
                     churn.terminate()
@@ -231,9 +239,10 @@ def main() -> int:
     for label, xs in results.items():
         med, p99, worst = stats(xs)
         base = results[label.replace("watch --json", "raw watchfiles").replace("TUI node (no patch)", "raw watchfiles")
+                       .replace("TUI node (base)", "raw watchfiles")
                        .replace("TUI node", "raw watchfiles")]
         ratio = med / statistics.median(base)
-        target = "" if label.startswith("raw") or "no patch" in label else (
+        target = "" if label.startswith("raw") or "(" in label else (
             "  PASS" if med < 0.2 and p99 < 1.0 else "  FAIL")
         ok &= target != "  FAIL"
         print(f"{label:<32} median {med * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms  worst {worst * 1000:7.1f} ms  "
