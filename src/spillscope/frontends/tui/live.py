@@ -58,7 +58,10 @@ class LiveWatch(_AppBase):
                 self.watch_since = time.strftime("%H:%M:%S")
             self.watch_state, self.watch_detail = state, detail
         self.root_missing = state == "missing"
-        self.update_status()
+        try:
+            self.update_status()
+        except NoMatches:
+            pass  # the app is closing (its widgets are gone) while the watch still reports
 
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:
