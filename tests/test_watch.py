@@ -374,3 +374,85 @@ def test_change_event_json_adds_detail_only_when_there_is_one():
     assert ChangeEvent("added", "/r/s/a", "s", "tool-output").to_json() == {
         "event": "added", "path": "/r/s/a", "session": "s", "kind": "tool-output"}
     assert ChangeEvent("stale", "/r", None, None, "why").to_json()["detail"] == "why"
+
+
+def test_session_dirs_renamed_under_writes_move_the_watcher_without_relisting_the_root(tmp_path, monkeypatch):
+    # A session dir renamed (or added, removed) moves the OS watcher to the new set of
+    # dirs. The new watcher is up before the old one stops, so nothing is missed and only
+    # the new dirs are listed again; a full listing of the root each time (every second
+    # under churn) starved a busy app. Modifications too must all arrive: the watcher's
+    # picture of every file (size, mtime) ends equal to the disk.
+    from spillscope.inspect.watch import LocalWatcher
+    from spillscope.inspect.watch_state import RootState
+
+    full = {"n": 0}
+    sync = RootState.sync
+
+    def counted(self, only=None):
+        if only is None:
+            full["n"] += 1
+        return sync(self, only)
+
+    monkeypatch.setattr(RootState, "sync", counted)
+    root = tmp_path / "root"
+    for i in range(4):
+        _mkroot(root, f"session-{i:012x}", [f"{i:012x}-bash.txt"])
+    stop = threading.Event()
+    watcher = LocalWatcher(str(root), stop=stop)
+    seen: list[dict] = []
+    thread = threading.Thread(target=lambda: [seen.extend(e.to_json() for e in b) for b in watcher.batches()], daemon=True)
+    thread.start()
+    try:
+        end = time.monotonic() + 10
+        while not any(e["event"] == "live" for e in list(seen)) and time.monotonic() < end:
+            time.sleep(0.02)
+        before = full["n"]
+        moving = root / "session-000000000000"
+        for n in range(20):
+            target = root / f"session-0000000000f{n % 2}"
+            os.rename(moving, target)
+            moving = target
+            for i in range(1, 4):
+                p = root / f"session-{i:012x}" / f"{i:012x}-bash.txt"
+                p.write_text("y" * (n + 2))  # a modification, its size changing each time
+                (root / f"session-{i:012x}" / f"{n:010x}{i:02x}-bash.txt").write_text("new")
+            time.sleep(0.05)
+        end = time.monotonic() + 15
+        while time.monotonic() < end and fold(list(seen)) != on_disk(root):
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert fold(list(seen)) == on_disk(root)
+        truth = {}
+        for p in on_disk(root):
+            st = os.lstat(p)
+            truth[p] = (st.st_size, st.st_mtime_ns)
+        assert watcher.state.files == truth
+        assert full["n"] == before  # never the whole root again: only the dirs that were new
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+async def test_awatch_hands_batches_that_queued_up_over_as_one(monkeypatch):
+    # A caller busy with one batch (the TUI patching its tree) gets the batches that came
+    # meanwhile in one, in order, instead of paying its per-batch cost for each.
+    import asyncio
+
+    go = threading.Event()
+
+    def fake(root, **kwargs):
+        go.wait(10)
+        for i in range(3):
+            yield [ChangeEvent("added", f"/r/session-000000000000/{i:012x}-bash.txt", None, None)]
+
+    monkeypatch.setattr(watch_mod, "watch_root", fake)
+    agen = watch_mod.awatch_root("/r")
+    first = asyncio.ensure_future(agen.__anext__())
+    await asyncio.sleep(0.05)  # the thread runs and waits for go
+    go.set()
+    time.sleep(0.3)  # the loop is busy: all three batches queue up meanwhile
+    got = [await first]
+    async for batch in agen:
+        got.append(batch)
+    assert len(got) == 1
+    assert [ev.path.rsplit("/", 1)[1][:12] for ev in got[0]] == [f"{i:012x}" for i in range(3)]

@@ -256,3 +256,87 @@ def test_apply_events_ends_equal_to_a_fresh_scan_through_random_operations(tmp_p
         assert found == f_found
         assert {n for n in f_names if any(a[0].startswith(str(root / n) + "/") for a in f_arts)} <= names
         assert not any(a[0].startswith(str(root / n) + "/") for n in names - f_names for a in arts)
+
+
+def session_keys(app: SpillscopeApp) -> list[str]:
+    return [n.data.key for n in app.query_one(BrowseTree).root.children]
+
+
+def expected_sessions(ins) -> list[str]:
+    """What a fresh tree would show: every session dir, and every session a log names."""
+    from spillscope.spill.naming import session_dir_name
+
+    named = {session_dir_name(link.entry.target_session) for link in [*ins.references, *ins.tool_spills]}
+    return sorted({s.name for s in ins.scan.sessions} | named)
+
+
+async def test_session_dirs_added_removed_renamed_are_patched_in_place(tmp_path, monkeypatch):
+    # A session dir that comes, goes or is renamed changes only its own node, and a
+    # verification's result redraws only what it changed: no whole-tree rebuild (on a big
+    # root each one held the interface while changes kept coming).
+    demo = write_demo(tmp_path / "demo")
+    passes = GatedPasses()
+    monkeypatch.setattr(app_mod, "inspect_root", passes)
+    rebuilt = {"n": 0}
+    populate = BrowseTree.populate
+
+    def counted(self, *args, **kwargs):
+        rebuilt["n"] += 1
+        return populate(self, *args, **kwargs)
+
+    monkeypatch.setattr(BrowseTree, "populate", counted)
+    app = SpillscopeApp(str(demo.root), str(demo.logs))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
+        passes.close()
+        finished = passes.finished
+        rebuilt["n"] = 0
+        root = demo.root
+        existing = sorted(p for p in root.iterdir() if p.is_dir() and any(p.iterdir()))
+        new = root / "session-00000000fff0"
+        new.mkdir(mode=0o700)
+        (new / "abcabcabcabc-bash.txt").write_text("new")
+        (new / "abcabcabcabd-bash.txt").write_text("new")
+        renamed = root / "session-00000000fff1"
+        os.rename(existing[0], renamed)
+        (root / "session-000000000001").mkdir(mode=0o700)  # sorts first: added before the others
+        (root / "session-000000000001" / "abcabcabcabe-bash.txt").write_text("first")
+        await wait_for(pilot, lambda: artifact_keys(app) == on_disk(root), timeout=10)
+        assert passes.finished == finished  # shown from the events, no pass over the root
+        keys = session_keys(app)
+        assert keys == sorted(keys)
+        assert {"session-00000000fff0", "session-00000000fff1", "session-000000000001"} <= set(keys)
+        # Removed: its node goes (the demo's logs name every original dir, so use a new one).
+        for p in new.iterdir():
+            p.unlink()
+        new.rmdir()
+        await wait_for(pilot, lambda: "session-00000000fff0" not in session_keys(app), timeout=10)
+        assert artifact_keys(app) == on_disk(root)
+        assert rebuilt["n"] == 0
+        # The verification follows: its result is applied to the nodes, not rebuilt, and the
+        # tree ends as a fresh one would be.
+        passes.open_all()
+        await wait_for(pilot, lambda: app.verified and passes.finished > finished, timeout=20)
+        await pilot.pause(0.3)
+        assert rebuilt["n"] == 0
+        fresh = inspect_root(root, demo.logs, check_content=False)
+        assert artifact_keys(app) == on_disk(root)
+        assert session_keys(app) == expected_sessions(fresh)
+        assert "● live" in status_text(app) and "verifying" not in status_text(app)
+
+
+def test_changed_sessions_names_what_differs(tmp_path):
+    root = tmp_path / "root"
+    for i in range(3):
+        (root / f"session-{i:012x}").mkdir(parents=True, mode=0o700)
+        (root / f"session-{i:012x}" / f"{i:012x}-bash.txt").write_text("x")
+    before = inspect_root(root, check_content=False)
+    assert livepatch.changed_sessions(before, inspect_root(root, check_content=False)) == set()
+    (root / "session-000000000001" / "aaaaaaaaaaaa-bash.txt").write_text("y")  # an artifact added
+    os.chmod(root / "session-000000000002" / "000000000002-bash.txt", 0o600)  # its mode (and its finding)
+    os.rename(root / "session-000000000000", root / "session-0000000000ff")  # a dir renamed
+    after = inspect_root(root, check_content=False)
+    assert livepatch.changed_sessions(before, after) == {
+        "session-000000000001", "session-000000000002", "session-000000000000", "session-0000000000ff"}
+    os.rename(root, tmp_path / "away")
+    assert livepatch.changed_sessions(after, inspect_root(root, check_content=False)) is None

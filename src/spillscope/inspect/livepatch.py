@@ -21,7 +21,9 @@ import os
 import stat
 from typing import Iterable, cast
 
+from ..spill.naming import session_dir_name
 from .findings import Finding, finding
+from .links import ReferenceLink, ToolSpillLink
 from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, scan_entry
 from .verify import Inspection
 from .watch_events import STATUS_EVENTS, ChangeEvent, root_problem
@@ -122,14 +124,19 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
     kept_sessions += [s for p, s in touched.items() if p not in sessions]
     kept_sessions.sort(key=lambda s: s.name)
 
-    def stale(f: Finding) -> bool:
-        # A finding about a changed path is redone (from lstat) or left to the full pass.
-        return f.path in changed or (bool(gone_dirs) and f.path is not None and os.path.dirname(f.path) in gone_dirs)
-
-    scan = RootScan(root, kept_sessions, [f for f in ins.scan.findings if not stale(f)] +
+    # A finding about a changed path is redone (from lstat) or left to the full pass.
+    # (This runs on every batch over every finding: a set lookup each, a dirname only
+    # when a session dir went away.)
+    if gone_dirs:
+        stale = changed | {f.path for f in ins.findings if f.path is not None and os.path.dirname(f.path) in gone_dirs}
+    else:
+        stale = changed
+    scan = RootScan(root, kept_sessions, [f for f in ins.scan.findings if f.path not in stale] +
                     [f for f in new_findings if f.code in _SCAN_CODES], ins.scan.exists)
-    findings = [f for f in ins.findings if not stale(f)] + new_findings
-    checks = {p: c for p, c in ins.artifact_checks.items() if p not in changed}
+    findings = [f for f in ins.findings if f.path not in stale] + new_findings
+    checks = dict(ins.artifact_checks)  # a copy, then the changed paths out: not a pass in Python over every check
+    for p in changed:
+        checks.pop(p, None)
     return dataclasses.replace(ins, scan=scan, findings=findings, artifact_checks=checks), changed
 
 
@@ -147,3 +154,51 @@ def _without_root(ins: Inspection, why: str) -> tuple[Inspection, set[str]]:
     scan = RootScan(ins.root, [], [gone], exists=False)
     findings = [f for f in ins.findings if keep(f)] + [gone]
     return dataclasses.replace(ins, scan=scan, findings=findings, artifact_checks={}), changed | {ins.root}
+
+
+def changed_sessions(old: Inspection, new: Inspection) -> set[str] | None:
+    """The session dir names whose part of the view differs between two inspections of
+    the same root (their dir and artifacts, references, tool spills, session id, or the
+    findings about them); ``None`` when the root itself differs. What a front end must
+    redraw to go from showing ``old`` to showing ``new``, found without redrawing."""
+    if old.root != new.root or old.scan.exists != new.scan.exists:
+        return None
+    a, b = _session_views(old), _session_views(new)
+    return {name for name in a.keys() | b.keys() if a.get(name) != b.get(name)}
+
+
+@dataclasses.dataclass
+class _SessionView:
+    """What a session's node shows; compared between two inspections."""
+
+    dir: SessionDir | None = None
+    refs: list[ReferenceLink] = dataclasses.field(default_factory=list)
+    tools: list[ToolSpillLink] = dataclasses.field(default_factory=list)
+    session_id: str | None = None
+    #: The findings about the session dir or anything in it (by path or locator).
+    findings: set[Finding] = dataclasses.field(default_factory=set)
+
+
+def _session_views(ins: Inspection) -> dict[str, _SessionView]:
+    views: dict[str, _SessionView] = {}
+
+    def view(name: str) -> _SessionView:
+        v = views.get(name)
+        if v is None:
+            v = views[name] = _SessionView(session_id=ins.session_ids.get(name))
+        return v
+
+    for s in ins.scan.sessions:
+        view(s.name).dir = s
+    for link in ins.references:
+        view(session_dir_name(link.entry.target_session)).refs.append(link)
+    for tlink in ins.tool_spills:
+        view(session_dir_name(tlink.entry.target_session)).tools.append(tlink)
+    under = ins.root.rstrip(os.sep) + os.sep
+    for f in ins.findings:
+        for where in {f.path, f.locator}:
+            if where is not None and where.startswith(under):
+                name = where[len(under):].split(os.sep, 1)[0]
+                if SESSION_DIR.match(name):
+                    view(name).findings.add(f)
+    return views

@@ -69,7 +69,9 @@ def watch_root(
 async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) -> AsyncIterator[list[ChangeEvent]]:
     """The same as :func:`watch_root`, from a thread, for asyncio callers (TUI, notebook).
 
-    If the watching thread fails, a last ``stale`` event says so before the end."""
+    If the watching thread fails, a last ``stale`` event says so before the end. Batches
+    that queued up while the caller was busy come as one (in order): a caller that
+    falls behind catches up in one step instead of paying its per-batch cost for each."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[list[ChangeEvent] | None] = asyncio.Queue()
     stop = threading.Event()
@@ -100,6 +102,15 @@ async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) ->
             batch = await queue.get()
             if batch is None:
                 return
+            end = False
+            while not queue.empty():
+                more = queue.get_nowait()
+                if more is None:
+                    end = True
+                    break
+                batch = batch + more
             yield batch
+            if end:
+                return
     finally:
         stop.set()

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Iterator
+from typing import TYPE_CHECKING, Generator, Iterator
 
 from .watch_events import ChangeEvent, Watcher, root_problem
 from .watch_state import RootState, _root_ident
+
+if TYPE_CHECKING:
+    from watchfiles import Change
 
 __all__ = ["LocalWatcher"]
 
@@ -101,42 +104,78 @@ class LocalWatcher(Watcher):
                 retry_at = time.monotonic() + backoff
                 backoff = min(backoff * 2, 10.0)
 
-    def _follow(self) -> Iterator[list[ChangeEvent]]:
-        """Run the OS watcher on the current dirs until the root or the dir set changes."""
+    def _open(self, paths: tuple[str, ...]) -> Generator[set[tuple[Change, str]], None, None]:
         import watchfiles  # only a watch needs it (the CLI imports lazily)
 
+        return watchfiles.watch(
+            *paths, stop_event=self.stop, rust_timeout=int(self.tick * 1000), yield_on_timeout=True,
+            debounce=50, step=20, recursive=False, ignore_permission_denied=True,
+        )
+
+    def _follow(self) -> Iterator[list[ChangeEvent]]:
+        """Run the OS watcher on the current dirs, moved to the new set whenever session
+        dirs come or go, until the root changes."""
         state, stop = self.state, self.stop
         paths = state.watch_paths()
         ident = state.ident
-        started = False
-        last_check = 0.0
-        for changes in watchfiles.watch(
-            *paths, stop_event=stop, rust_timeout=int(self.tick * 1000), yield_on_timeout=True,
-            debounce=50, step=20, recursive=False, ignore_permission_denied=True,
-        ):
-            events: list[ChangeEvent] = []
-            if not started:
-                # The OS watcher is up: anything that happened before it was is settled
-                # by a full listing, then changes are followed.
-                started = True
-                events += state.sync()
-                last_check = time.monotonic()
-            if root_problem(self.root) is not None or _root_ident(self.root) != ident:
+        watcher = self._open(paths)
+        try:
+            changes = next(watcher, None)
+            if changes is None:
+                return  # stopped
+            # The OS watcher is up: anything that happened before it was is settled by a
+            # full listing, then changes are followed.
+            events = state.sync()
+            last_check = time.monotonic()
+            check_gap = self.check_every
+            while True:
+                if root_problem(self.root) is not None or _root_ident(self.root) != ident:
+                    if events:
+                        yield events
+                    return  # settled by batches()
+                if len(changes) > _BURST:
+                    events += state.sync()
+                    last_check = time.monotonic()
+                elif changes:
+                    events += state.update({path for _, path in changes})
+                if time.monotonic() - last_check >= check_gap:
+                    began = time.monotonic()
+                    events += state.check()
+                    last_check = time.monotonic()
+                    # Dirs that churn are re-listed at every check; with big churning dirs
+                    # that was most of the thread's time. The net for lost notifications
+                    # may come a little later then: at most a fifth of the time goes to it.
+                    check_gap = max(self.check_every, 4 * (last_check - began))
+                events += self._status(None)
                 if events:
                     yield events
-                return  # settled by batches()
-            if len(changes) > _BURST:
-                events += state.sync()
-                last_check = time.monotonic()
-            elif changes:
-                events += state.update({path for _, path in changes})
-            if time.monotonic() - last_check >= self.check_every:
-                events += state.check()
-                last_check = time.monotonic()
-            events += self._status(None)
-            if events:
-                yield events
-            if state.watch_paths() != paths:
-                return  # session dirs came or went: watch the new set
-            if stop.is_set():
-                return
+                events = []
+                if stop.is_set():
+                    return
+                if state.watch_paths() != paths:
+                    # Session dirs came or went (under churn, every second): a watcher on
+                    # the new set is started, and the old one stops only once the new one
+                    # is up, handing over what it saw meanwhile. No moment is unwatched, so
+                    # only the dirs not followed until now are listed again, not the whole
+                    # root (thousands of lstats, each waiting for the GIL in a busy app).
+                    new_paths = state.watch_paths()
+                    new = self._open(new_paths)
+                    try:
+                        first = next(new, None)
+                        if first is None:
+                            return  # stopped
+                        changes = first | next(watcher, set())
+                    except BaseException:
+                        new.close()
+                        raise
+                    watcher.close()
+                    watcher = new
+                    events += state.sync(set(new_paths) - set(paths))
+                    paths = new_paths
+                    continue
+                more = next(watcher, None)
+                if more is None:
+                    return  # stopped
+                changes = more
+        finally:
+            watcher.close()

@@ -28,7 +28,7 @@ from ...inspect.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
-from ...inspect.livepatch import apply_events
+from ...inspect.livepatch import apply_events, changed_sessions
 from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch_events import ChangeEvent
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
@@ -152,7 +152,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
                         start: int | None = None, sessions: set[str] | None = None) -> None:
         """Show ``ins``; ``sessions``: only these session dirs' nodes changed (a watch's
-        patch), so only they are rebuilt when the tree can do it in place."""
+        patch). Otherwise (a pass's result) the sessions that differ from the shown
+        inspection are found by comparing the two: only they are redrawn, in place."""
         if from_watch and self.paused:
             # A watch-triggered scan that finishes after a pause waits for the resume.
             self.pending_changes += 1
@@ -169,6 +170,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
                 self._unverified_since = time.monotonic()  # the next verification settles again
         if verified:
             self._unverified_since = None
+        if sessions is None and self.inspection is not None:
+            sessions = changed_sessions(self.inspection, ins)
         self.inspection = ins
         #: True once the shown inspection has read and checked every artifact.
         self.verified = verified

@@ -58,7 +58,10 @@ class LiveWatch(_AppBase):
                 self.watch_since = time.strftime("%H:%M:%S")
             self.watch_state, self.watch_detail = state, detail
         self.root_missing = state == "missing"
-        self.update_status()
+        try:
+            self.update_status()
+        except NoMatches:
+            pass  # the app is closing (its widgets are gone) while the watch still reports
 
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:
@@ -109,12 +112,14 @@ class LiveWatch(_AppBase):
             return  # the app is closing: its widgets are gone, and so is the need to show this
 
     def _changed_sessions(self, changed: set[str]) -> set[str] | None:
-        """The session dirs whose artifacts changed; None if a session dir itself (or
-        the root) came or went."""
+        """The session dirs that changed, or whose artifacts did; None if the root did."""
         names: set[str] = set()
+        root = self.root_path
         for path in changed:
             parent = os.path.dirname(path)
-            if parent != self.root_path and os.path.dirname(parent) == self.root_path:
+            if parent == root:
+                names.add(os.path.basename(path))  # the session dir itself came or went
+            elif os.path.dirname(parent) == root:
                 names.add(os.path.basename(parent))
             else:
                 return None

@@ -43,6 +43,8 @@ class BrowseTree(FittingTree[NodeData]):
         self._expanded_keys: set[str] = set()
         self._collapsed_keys: set[str] = set()
         self._filtered = False
+        #: The last populate found the tree too big to open every session (see LAZY_LIMIT).
+        self._lazy = False
 
     #: Above this many items in the tree, sessions open collapsed and build their
     #: children when expanded (a 100k-artifact root stays responsive).
@@ -80,7 +82,7 @@ class BrowseTree(FittingTree[NodeData]):
         for name, group in sessions.items():
             specs[name] = kept = self._specs(group, matches)
             total += len(kept)
-        lazy = total > self.LAZY_LIMIT
+        lazy = self._lazy = total > self.LAZY_LIMIT
         target: TreeNode[NodeData] | None = None
         for name in sorted(sessions):
             group, children = sessions[name], specs[name]
@@ -110,8 +112,14 @@ class BrowseTree(FittingTree[NodeData]):
             self._tree_lines  # noqa: B018
             self.move_cursor(target)
 
-    def _specs(self, group: dict[str, Any], matches: Callable[[str, list[str]], bool]) -> list[NodeData]:
-        """A session's children (references, tool spills, artifacts) that the filter keeps."""
+    def _specs(self, group: dict[str, Any], matches: Callable[[str, list[str]], bool] | None) -> list[NodeData]:
+        """A session's children (references, tool spills, artifacts) that the filter keeps
+        (``None``: no filter, every one, without building the text a filter looks at)."""
+        if matches is None:
+            return [*(NodeData("reference", f"ref:{link.entry.log}:{link.entry.line}:{link.entry.index}", link)
+                      for link in group["refs"]),
+                    *(NodeData("tool-spill", f"tool:{tlink.entry.log}:{tlink.entry.line}", tlink) for tlink in group["tools"]),
+                    *(NodeData("artifact", art.path, art) for art in (group["dir"].artifacts if group["dir"] else []))]
         index = self._index
         kept: list[NodeData] = []
         for link in group["refs"]:
@@ -142,29 +150,51 @@ class BrowseTree(FittingTree[NodeData]):
 
     def patch(self, ins: Inspection, names: set[str]) -> bool:
         """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
-        change); False when that cannot be done in place (a session dir came or went,
-        a filter is on) and :meth:`populate` is needed."""
+        change, or what a verification changed): each is refreshed, added at its place or
+        removed, and the rest of the tree is left as it is. False when that cannot be done
+        in place (a filter is on) and :meth:`populate` is needed."""
         if self._filtered:
-            return False
-        dirs = {s.name: s for s in ins.scan.sessions}
-        nodes = {n.data.key: n for n in self.root.children if n.data is not None and n.data.kind == "session"}
-        if any(name not in dirs or name not in nodes for name in names):
             return False
         self._now = time.time()
         self._index = by_location(ins.findings)
+        groups: dict[str, dict[str, Any]] = {s.name: {"dir": s, "refs": [], "tools": []}
+                                             for s in ins.scan.sessions if s.name in names}
+        for link in ins.references:
+            name = session_dir_name(link.entry.target_session)
+            if name in names:
+                groups.setdefault(name, {"dir": None, "refs": [], "tools": []})["refs"].append(link)
+        for tlink in ins.tool_spills:
+            name = session_dir_name(tlink.entry.target_session)
+            if name in names:
+                groups.setdefault(name, {"dir": None, "refs": [], "tools": []})["tools"].append(tlink)
+        nodes = {n.data.key: n for n in self.root.children if n.data is not None and n.data.kind == "session"}
         selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
         target: TreeNode[NodeData] | None = None
         for name in sorted(names):
-            node = nodes[name]
-            assert node.data is not None
-            old = node.data.obj
-            group = {"dir": dirs[name], "refs": old["refs"], "tools": old["tools"]}
-            children = self._specs(group, lambda text, codes: True)
+            node = nodes.get(name)
+            group = groups.get(name)
+            if group is None:  # nothing of it is left: its dir is gone and no log names it
+                if node is not None:
+                    node.remove()
+                continue
+            children = self._specs(group, None)
             sid = ins.session_ids.get(name)
-            node.set_label(self._session_label(sid if sid is not None else name, group, children,
-                                               [f.code for f in self._index.get(dirs[name].path, [])]))
-            built = bool(old.get("built"))
-            node.data = NodeData("session", name, {**group, "children": children})
+            label = self._session_label(sid if sid is not None else name, group, children,
+                                        [f.code for f in self._index.get(group["dir"].path, [])] if group["dir"] else [])
+            data = NodeData("session", name, {**group, "children": children})
+            if node is None:
+                # A new session: at its place in the (sorted) list, opened as populate would.
+                before = next((n for n in self.root.children if n.data is not None and n.data.kind == "session"
+                               and n.data.key > name), None)
+                open_now = name in self._expanded_keys if self._lazy else name not in self._collapsed_keys
+                node = self.root.add(label, data, before=before, expand=open_now, allow_expand=bool(children))
+                if open_now:
+                    self._build_leaves(node)
+                continue
+            assert node.data is not None
+            built = bool(node.data.obj.get("built"))
+            node.set_label(label)
+            node.data = data
             node.allow_expand = bool(children)
             if built:
                 had_cursor = selected is not None and any(c.data is not None and c.data.key == selected for c in node.children)
