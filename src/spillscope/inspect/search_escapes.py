@@ -12,6 +12,7 @@ import re
 
 import orjson
 
+from ..util import native
 from ..util.text import js_normalize, loads_exact
 
 # Escape-aware helpers for the de-framed (JSON-escaped) stream ----------------------------
@@ -44,6 +45,9 @@ def canonical_escapes(buf: bytes) -> bool:
     """True when every escape is spelled as JSON.stringify spells it (so the escaped
     needle finds every occurrence): no ``\\/``, and ``\\u`` only lowercase for controls
     without a short form and for lone surrogates."""
+    nat = native.NATIVE
+    if nat is not None:
+        return nat.canonical(buf)  # the same rules in one C pass
     first = _ODD_ESCAPE.search(buf)  # one pass for both
     if first is None:
         return True
@@ -83,8 +87,18 @@ def decode_utf8(seg: bytes) -> str:
     return seg.decode("utf-8", "replace")
 
 
-def deframe(lines: bytes) -> bytes:
-    """Fragment lines (``"…"\\n`` each) → the escaped text; ValueError if not framed so."""
+def deframe(lines: bytes | memoryview, end: int = -1) -> bytes:
+    """Fragment lines (``"…"\\n`` each; ``lines[:end]`` if given) → the escaped text;
+    ValueError if not framed so."""
+    nat = native.NATIVE
+    if nat is not None:
+        out = nat.deframe(lines, end)  # the same result in one C pass
+        if out is None:
+            raise ValueError("not plain fragment lines")
+        return out
+    if end >= 0:
+        lines = lines[:end]
+    lines = bytes(lines)
     # An empty fragment line ("") vanishes here without changing the text: the parser
     # refuses it, `verify` reports it; the search need not.
     if lines[:1] != b'"' or lines[-2:] != b'"\n':
