@@ -22,29 +22,68 @@
  * (left to right, non-overlapping); no '\n' may remain in body[1:-1]; the result is
  * body[1:-2].
  */
-static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
-    /* returns the body length written to out, or -1 when a stray newline remains */
-    Py_ssize_t o = 0, seg = 0, i = 0, last_end = 0; /* last_end: end of the last match */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define VEC 16
+/* Bit i set where block[i] == c. */
+static inline unsigned vec_mask(const unsigned char *block, unsigned char c) {
+    __m128i v = _mm_loadu_si128((const __m128i *)block);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+}
+#endif
+
+/* Writes body[start:] to out, which must have room for n + 16 bytes (whole 16-byte
+ * blocks are stored, then counted); start is 0, or 1 when in[0] is a quote that no
+ * match can take (in[1] is not a newline). Returns the body length, or -1 when a stray
+ * newline remains. */
+static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t start) {
+    Py_ssize_t o = 0, i = start, last_end = 0; /* last_end: end of the last match */
     while (i < n) {
-        const unsigned char *nl = memchr(in + i, '\n', (size_t)(n - i));
-        if (nl == NULL) break;
-        Py_ssize_t j = nl - in;
+        /* copy up to the next newline */
+        Py_ssize_t j;
+#if defined(__SSE2__)
+        for (;;) {
+            if (i + VEC > n) {
+                const unsigned char *q = memchr(in + i, '\n', (size_t)(n - i));
+                j = q == NULL ? n : q - in;
+                memcpy(out + o, in + i, (size_t)(j - i));
+                o += j - i;
+                break;
+            }
+            __m128i v = _mm_loadu_si128((const __m128i *)(in + i));
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+            _mm_storeu_si128((__m128i *)(out + o), v);
+            if (m == 0) {
+                o += VEC;
+                i += VEC;
+                continue;
+            }
+            int k = __builtin_ctz(m);
+            o += k;
+            j = i + k;
+            break;
+        }
+#else
+        {
+            const unsigned char *q = memchr(in + i, '\n', (size_t)(n - i));
+            j = q == NULL ? n : q - in;
+            memcpy(out + o, in + i, (size_t)(j - i));
+            o += j - i;
+        }
+#endif
+        if (j >= n) break;
+        /* in[j] is a newline; out[o-1] holds in[j-1] when j > i */
         if (j >= 1 && j - 1 >= last_end && in[j - 1] == '"' && j + 1 < n && in[j + 1] == '"') {
-            /* a match at j-1 .. j+2: copy what comes before it */
-            memcpy(out + o, in + seg, (size_t)(j - 1 - seg));
-            o += j - 1 - seg;
-            seg = last_end = j + 2;
+            o -= 1; /* the quote before it was copied: take it back */
+            last_end = j + 2;
             i = j + 2;
         } else {
-            /* this newline stays in the body, at out position o + (j - seg) */
-            Py_ssize_t at = o + (j - seg);
-            if (j != n - 1 && at >= 1) return -1;
+            if (j != n - 1 && o + start >= 1) return -1; /* a newline that stays inside the body */
+            out[o++] = '\n';
             i = j + 1;
         }
     }
-    memcpy(out + o, in + seg, (size_t)(n - seg));
-    o += n - seg;
-    return o;
+    return o + start;
 }
 
 static PyObject *native_deframe(PyObject *self, PyObject *args) {
@@ -57,30 +96,31 @@ static PyObject *native_deframe(PyObject *self, PyObject *args) {
         PyBuffer_Release(&view);
         Py_RETURN_NONE;
     }
-    unsigned char *tmp = PyMem_RawMalloc((size_t)n);
-    if (tmp == NULL) {
+    /* The result is written in place into a bytes object 16 bytes too big, then shrunk:
+     * no second buffer, no copy. */
+    PyObject *res = PyBytes_FromStringAndSize(NULL, n + 16);
+    if (res == NULL) {
         PyBuffer_Release(&view);
-        return PyErr_NoMemory();
+        return NULL;
     }
-    Py_ssize_t o;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    Py_ssize_t o, start = in[1] != '\n'; /* body[0] is then in[0]: skip it */
     if (n >= BIG) {
         Py_BEGIN_ALLOW_THREADS
-        o = deframe_into(in, n, tmp);
+        o = deframe_into(in, n, out, start);
         Py_END_ALLOW_THREADS
     } else {
-        o = deframe_into(in, n, tmp);
+        o = deframe_into(in, n, out, start);
     }
     PyBuffer_Release(&view);
-    PyObject *res;
     if (o < 0) {
-        res = Py_None;
-        Py_INCREF(res);
-    } else if (o < 3) {
-        res = PyBytes_FromStringAndSize("", 0); /* body[1:-2] of a body shorter than 3 */
-    } else {
-        res = PyBytes_FromStringAndSize((const char *)tmp + 1, o - 3);
+        Py_DECREF(res);
+        Py_RETURN_NONE;
     }
-    PyMem_RawFree(tmp);
+    /* body[1:-2]; a body shorter than 3 gives b"" */
+    Py_ssize_t len = o < 3 ? 0 : o - 3;
+    if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
+    if (_PyBytes_Resize(&res, len) < 0) return NULL;
     return res;
 }
 
@@ -106,34 +146,51 @@ static int hex4(const unsigned char *p, int *upper) {
     return v;
 }
 
-static int canonical_scan(const unsigned char *b, Py_ssize_t n) {
+/* One backslash at p: 0 when its escape is not canonical. */
+static inline int canonical_at(const unsigned char *b, Py_ssize_t n, Py_ssize_t p, Py_ssize_t *prev_bs,
+                               Py_ssize_t *run, Py_ssize_t *prev_high_end) {
+    /* run: how many backslashes end just before p */
+    *run = (*prev_bs == p - 1) ? *run + 1 : 0;
+    *prev_bs = p;
     /* A '\/' anywhere, in any run, is not canonical (the Python guard is that coarse). */
+    if (p + 1 < n && b[p + 1] == '/') return 0;
+    if (p + 5 < n && b[p + 1] == 'u') {
+        int upper;
+        int v = hex4(b + p + 2, &upper);
+        if (v >= 0 && *run % 2 == 0) {
+            if (upper) return 0;
+            if (v >= 0xD800 && v <= 0xDBFF) {
+                *prev_high_end = p + 6;
+            } else {
+                if (v >= 0xDC00 && v <= 0xDFFF) {
+                    if (*prev_high_end == p) return 0;
+                } else if (v >= 0x20 || v == 8 || v == 9 || v == 10 || v == 12 || v == 13) {
+                    return 0;
+                }
+                *prev_high_end = -1;
+            }
+        }
+    }
+    return 1;
+}
+
+static int canonical_scan(const unsigned char *b, Py_ssize_t n) {
     Py_ssize_t i = 0, prev_bs = -2, run = 0, prev_high_end = -1;
+#if defined(__SSE2__)
+    for (; i + VEC <= n; i += VEC) {
+        unsigned m = vec_mask(b + i, '\\');
+        while (m) {
+            Py_ssize_t p = i + __builtin_ctz(m);
+            m &= m - 1;
+            if (!canonical_at(b, n, p, &prev_bs, &run, &prev_high_end)) return 0;
+        }
+    }
+#endif
     while (i < n) {
         const unsigned char *q = memchr(b + i, '\\', (size_t)(n - i));
         if (q == NULL) break;
         Py_ssize_t p = q - b;
-        /* run: how many backslashes end just before p */
-        run = (prev_bs == p - 1) ? run + 1 : 0;
-        prev_bs = p;
-        if (p + 1 < n && b[p + 1] == '/') return 0;
-        if (p + 5 < n && b[p + 1] == 'u') {
-            int upper;
-            int v = hex4(b + p + 2, &upper);
-            if (v >= 0 && !(run % 2 == 1)) {
-                if (upper) return 0;
-                if (v >= 0xD800 && v <= 0xDBFF) {
-                    prev_high_end = p + 6;
-                } else {
-                    if (v >= 0xDC00 && v <= 0xDFFF) {
-                        if (prev_high_end == p) return 0;
-                    } else if (v >= 0x20 || v == 8 || v == 9 || v == 10 || v == 12 || v == 13) {
-                        return 0;
-                    }
-                    prev_high_end = -1;
-                }
-            }
-        }
+        if (!canonical_at(b, n, p, &prev_bs, &run, &prev_high_end)) return 0;
         i = p + 1;
     }
     return 1;

@@ -22,7 +22,7 @@ _NO_PAIR_ESCAPES = {8, 9, 10, 12, 13}
 _ODD_ESCAPE = re.compile(rb"\\[u/]")
 
 
-def _odd_run_before(buf: bytes, p: int) -> bool:
+def _odd_run_before(buf: bytes | bytearray, p: int) -> bool:
     """True when an odd number of backslashes ends just before ``p``."""
     k = 0
     while p - k - 1 >= 0 and buf[p - k - 1] == _BACKSLASH:
@@ -87,7 +87,7 @@ def decode_utf8(seg: bytes) -> str:
     return seg.decode("utf-8", "replace")
 
 
-def deframe(lines: bytes | memoryview, end: int = -1) -> bytes:
+def deframe(lines: bytes | bytearray | memoryview, end: int = -1) -> bytes:
     """Fragment lines (``"…"\\n`` each; ``lines[:end]`` if given) → the escaped text;
     ValueError if not framed so."""
     nat = native.NATIVE
@@ -109,7 +109,7 @@ def deframe(lines: bytes | memoryview, end: int = -1) -> bytes:
     return body[1:-2]
 
 
-def _ends_high(lines: bytes, end: int) -> bool:
+def _ends_high(lines: bytes | bytearray, end: int) -> bool:
     """True when the fragment line ending at ``end`` ends with an escaped high surrogate
     (it may pair with the next line's first code point, so the two stay together)."""
     b = end - 8  # `\udXXX"\n`

@@ -21,7 +21,7 @@ from .search_exact import _exact_transcript
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
 from .search_records import ArtifactEvent, MessageHit, _Located, _trim
-from .search_source import WINDOW, Source, close_source, open_source, read_range, source_size
+from .search_source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
 class _TranscriptCodec:
     def __init__(self, handle: Source) -> None:
@@ -55,7 +55,7 @@ class _Irregular(Exception):
     """The fast path met something it does not handle: the exact parser takes over."""
 
 
-def _line_cut(chunk: bytes) -> int:
+def _line_cut(chunk: bytes | bytearray) -> int:
     """Where to cut a chunk of fragment lines: after its last whole line, but never right
     after an escaped high surrogate (0 when no cut fits)."""
     cut = chunk.rfind(b"\n") + 1
@@ -76,49 +76,51 @@ class _MessageWindows:
         pos, size = self.start, self.size
         carry_raw = self.search.carry_bytes()
         want = WINDOW
+        reads = ReusedReads(self.handle)
         while True:
-            chunk = read_range(self.handle, min(want, size - pos), pos) if pos < size else b""
+            # ``chunk`` is reused by the next read: only ``data`` (a new bytes) outlives it.
+            chunk = reads.read(min(want, size - pos), pos) if pos < size else b""
             if not chunk:
                 raise _Irregular()
             final = pos + len(chunk) >= size
+            length = len(chunk)  # the whole lines of ``chunk`` this window takes
             if not final:
-                cut = _line_cut(chunk)
-                if cut <= 0:
+                length = _line_cut(chunk)
+                if length <= 0:
                     want *= 2  # a line longer than the window: read more
                     continue
-                chunk = chunk[:cut]
             try:
-                data = deframe(chunk)
+                data = deframe(chunk, length)
             except ValueError:
                 # The message ends in this window (a blank line), or the lines are irregular.
                 if chunk[:1] == b"\n":
                     self.end = pos  # the previous window ended it (and carried nothing)
                     return
-                i = chunk.find(b"\n\n")
+                i = chunk.find(b"\n\n", 0, length)
                 if i < 0:
                     raise _Irregular() from None
-                chunk = chunk[: i + 1]
+                length = i + 1
                 try:
-                    data = deframe(chunk)
+                    data = deframe(chunk, length)
                 except ValueError:
                     raise _Irregular() from None
                 final = True
             if final:
-                self.end = pos + len(chunk)
+                self.end = pos + length
                 yield _Window(pos, data, len(data), True)
                 return
             # The next window starts some whole lines back, holding at least the carry.
-            back, lines = len(chunk), 0
+            back, lines = length, 0
             while back > 0:
                 back = chunk.rfind(b"\n", 0, back - 1) + 1
                 lines += 1
-                if (len(chunk) - back) - 3 * lines >= carry_raw and not _ends_high(chunk, back):
+                if (length - back) - 3 * lines >= carry_raw and not _ends_high(chunk, back):
                     break
             if back <= 0:
                 want *= 2  # the carry needs more than this window: read more
                 continue
             want = WINDOW
-            carry = len(data) - ((len(chunk) - back) - 3 * lines)
+            carry = len(data) - ((length - back) - 3 * lines)
             yield _Window(pos, data, carry, False)
             pos += back
             self.search.next_window_at(pos)
