@@ -84,6 +84,9 @@ def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut
 
     a, b = both(E.deframe, data, cut)
     assert a == b
+    reused = bytearray(b"left over from the last window" * 3)
+    a, b = both(lambda: bytes(E.deframe_reusing(data, cut, reused)))
+    assert a == b
     a, b = both(E.canonical_escapes, data)
     assert a == b
 

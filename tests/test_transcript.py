@@ -351,7 +351,7 @@ def test_native_index_equals_the_python_index(tmp_path_factory, messages, rng, e
         i = rng.randrange(first, len(lines))
         r = rng.random()
         if r < 0.7 and lines[i].startswith(b'"'):
-            lines[i] = rng.choice(_EDITS)(lines[i].decode()).encode("utf-8", "surrogatepass")
+            lines[i] = rng.choice(_EDITS)(lines[i].decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
         elif r < 0.85 and lines[i].startswith(b'"'):
             at = rng.randrange(1, len(lines[i]))
             lines[i] = lines[i][:at] + rng.choice(_BAD_BYTES) + lines[i][at:]

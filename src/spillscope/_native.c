@@ -124,6 +124,40 @@ static PyObject *native_deframe(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* deframe_into(buf, end, out: bytearray) -> int: deframe(buf, end) written into ``out``
+ * (resized to the result; a bytearray keeps its allocation when it shrinks, so a reused
+ * one costs no allocation per window); -1 (and ``out`` emptied) where deframe gives None. */
+static PyObject *native_deframe_into(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t end;
+    PyObject *dst;
+    if (!PyArg_ParseTuple(args, "y*nO!", &view, &end, &PyByteArray_Type, &dst)) return NULL;
+    const unsigned char *in = (const unsigned char *)view.buf;
+    Py_ssize_t n = (end < 0 || end > view.len) ? view.len : end, len = -1;
+    if (n >= 2 && in[0] == '"' && in[n - 2] == '"' && in[n - 1] == '\n') {
+        if (PyByteArray_Resize(dst, n + 16) < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(dst);
+        Py_ssize_t o, start = in[1] != '\n';
+        if (n >= BIG) {
+            Py_BEGIN_ALLOW_THREADS
+            o = deframe_into(in, n, out, start);
+            Py_END_ALLOW_THREADS
+        } else {
+            o = deframe_into(in, n, out, start);
+        }
+        if (o >= 0) {
+            len = o < 3 ? 0 : o - 3;
+            if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
+        }
+    }
+    PyBuffer_Release(&view);
+    if (PyByteArray_Resize(dst, len < 0 ? 0 : len) < 0) return NULL;
+    return PyLong_FromSsize_t(len);
+}
+
 /* ---------------------------------------------------------------------------------
  * canonical(buf) -> bool: exactly search_escapes.canonical_escapes(buf).
  */
@@ -394,6 +428,7 @@ static PyObject *native_index_lines(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"deframe", native_deframe, METH_VARARGS, "deframe(buf, end=len(buf)) -> bytes | None"},
+    {"deframe_into", native_deframe_into, METH_VARARGS, "deframe_into(buf, end, out: bytearray) -> int"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},
     {"index_lines", native_index_lines, METH_VARARGS,
      "index_lines(buf, end, at_eof, fragments, max_line, base, cp, nbytes, newlines) -> tuple"},

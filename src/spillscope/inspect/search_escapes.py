@@ -30,7 +30,7 @@ def _odd_run_before(buf: bytes | bytearray, p: int) -> bool:
     return k % 2 == 1
 
 
-def at_escape_boundary(buf: bytes, p: int) -> bool:
+def at_escape_boundary(buf: bytes | bytearray, p: int) -> bool:
     """True when ``p`` (in escaped text that starts on a boundary) starts a new character."""
     if _odd_run_before(buf, p):
         return False
@@ -41,7 +41,7 @@ def at_escape_boundary(buf: bytes, p: int) -> bool:
     return True
 
 
-def canonical_escapes(buf: bytes) -> bool:
+def canonical_escapes(buf: bytes | bytearray) -> bool:
     """True when every escape is spelled as JSON.stringify spells it (so the escaped
     needle finds every occurrence): no ``\\/``, and ``\\u`` only lowercase for controls
     without a short form and for lone surrogates."""
@@ -73,7 +73,7 @@ def canonical_escapes(buf: bytes) -> bool:
     return True
 
 
-def decode_escaped(seg: bytes) -> str:
+def decode_escaped(seg: bytes | bytearray) -> str:
     """The exact text of a de-framed escaped segment (starting and ending on boundaries)."""
     try:
         text = orjson.loads(b'"' + seg + b'"')
@@ -83,7 +83,7 @@ def decode_escaped(seg: bytes) -> str:
     return text
 
 
-def decode_utf8(seg: bytes) -> str:
+def decode_utf8(seg: bytes | bytearray) -> str:
     return seg.decode("utf-8", "replace")
 
 
@@ -107,6 +107,17 @@ def deframe(lines: bytes | bytearray | memoryview, end: int = -1) -> bytes:
     if body.find(b"\n", 1, len(body) - 1) >= 0:
         raise ValueError("not plain fragment lines")
     return body[1:-2]
+
+
+def deframe_reusing(lines: bytes | bytearray, end: int, out: bytearray) -> bytes | bytearray:
+    """:func:`deframe` of ``lines[:end]``; with the native scanner the text is written into
+    ``out`` and ``out`` is returned (valid until its next use: no allocation per window)."""
+    nat = native.NATIVE
+    if nat is None:
+        return deframe(lines, end)
+    if nat.deframe_into(lines, end, out) < 0:
+        raise ValueError("not plain fragment lines")
+    return out
 
 
 def _ends_high(lines: bytes | bytearray, end: int) -> bool:

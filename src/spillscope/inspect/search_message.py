@@ -19,16 +19,16 @@ from .search_records import CONTEXT, MessageHit, _hit
 @dataclass
 class _Window:
     raw_start: int
-    data: bytes  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
+    data: bytes | bytearray  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
     carry: int  # offset in ``data`` where the next window starts (len(data) for the last)
     final: bool
 
 
 class _Codec(Protocol):
-    def decode(self, seg: bytes) -> str: ...
+    def decode(self, seg: bytes | bytearray) -> str: ...
     def encode_needle(self, text: str) -> bytes | None: ...
-    def boundary(self, buf: bytes, p: int) -> bool: ...
-    def canonical(self, buf: bytes) -> bool: ...
+    def boundary(self, buf: bytes | bytearray, p: int) -> bool: ...
+    def canonical(self, buf: bytes | bytearray) -> bool: ...
     def reread(self, start: int, end: int) -> Iterator[bytes]: ...
 
 
@@ -157,7 +157,7 @@ class _MessageSearch:
             self.known_raw = raw
             self._pending_next = False
 
-    def _context_bytes(self, data: bytes, p: int, e: int) -> tuple[str, str]:
+    def _context_bytes(self, data: bytes | bytearray, p: int, e: int) -> tuple[str, str]:
         lo = max(0, p - CONTEXT * 6)
         while lo < p and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
             lo += 1

@@ -21,11 +21,11 @@ class _PlainCodec:
     decode = staticmethod(decode_utf8)
 
     @staticmethod
-    def boundary(buf: bytes, p: int) -> bool:
+    def boundary(buf: bytes | bytearray, p: int) -> bool:
         return p >= len(buf) or buf[p] & 0xC0 != 0x80
 
     @staticmethod
-    def canonical(buf: bytes) -> bool:
+    def canonical(buf: bytes | bytearray) -> bool:
         return True
 
     @staticmethod

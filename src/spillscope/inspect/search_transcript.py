@@ -16,7 +16,7 @@ from ..util.text import js_json_string
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
 from ..formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
 from .findings import finding
-from .search_escapes import _ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe
+from .search_escapes import _ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe, deframe_reusing
 from .search_exact import _exact_transcript
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
@@ -77,8 +77,9 @@ class _MessageWindows:
         carry_raw = self.search.carry_bytes()
         want = WINDOW
         reads = ReusedReads(self.handle)
+        text = bytearray()  # the escaped text of each window, reused (a window is done before the next)
         while True:
-            # ``chunk`` is reused by the next read: only ``data`` (a new bytes) outlives it.
+            # ``chunk`` and ``data`` are reused by the next window (each is searched before it).
             chunk = reads.read(min(want, size - pos), pos) if pos < size else b""
             if not chunk:
                 raise _Irregular()
@@ -90,7 +91,7 @@ class _MessageWindows:
                     want *= 2  # a line longer than the window: read more
                     continue
             try:
-                data = deframe(chunk, length)
+                data = deframe_reusing(chunk, length, text)
             except ValueError:
                 # The message ends in this window (a blank line), or the lines are irregular.
                 if chunk[:1] == b"\n":
@@ -101,7 +102,7 @@ class _MessageWindows:
                     raise _Irregular() from None
                 length = i + 1
                 try:
-                    data = deframe(chunk, length)
+                    data = deframe_reusing(chunk, length, text)
                 except ValueError:
                     raise _Irregular() from None
                 final = True
