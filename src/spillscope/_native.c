@@ -263,15 +263,43 @@ static PyObject *native_canonical(PyObject *self, PyObject *args) {
 #define CHECKPOINT_EVERY 128
 #define FRAGMENT_CODE_POINTS 64
 
-static int scan_line(const unsigned char *p, Py_ssize_t n, long long *cp, long long *ub, long long *nl) {
-    if (n < 2 || p[0] != '"' || p[n - 1] != '"') return -1;
-    Py_ssize_t i = 1, end = n - 1;
+/* One fragment line at p (at most ``avail`` bytes are readable): its length without the
+ * newline, after adding its code points, UTF-8 bytes and newlines to the totals; -1 when
+ * it is irregular, -2 when it runs past ``avail`` (a line cut by the buffer's end). */
+#define NEED(k) do { if (i + (k) >= avail) return -2; } while (0)
+static Py_ssize_t scan_line(const unsigned char *p, Py_ssize_t avail, long long *cp, long long *ub, long long *nl) {
+    if (avail < 1) return -2;
+    if (p[0] != '"') return -1;
+    Py_ssize_t i = 1;
     long long c = 0, u = 0, l = 0;
-    while (i < end) {
+    for (;;) {
+#if defined(__SSE2__)
+        /* a run of plain printable ASCII, 16 bytes at a time (a signed compare with 0x20
+         * also catches every byte >= 0x80) */
+        while (i + VEC <= avail) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                           _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                        _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+            unsigned m = (unsigned)_mm_movemask_epi8(special);
+            if (m == 0) {
+                c += VEC; u += VEC; i += VEC;
+                continue;
+            }
+            int k = __builtin_ctz(m);
+            c += k; u += k; i += k;
+            break;
+        }
+#endif
+        NEED(0);
         unsigned char ch = p[i];
         if (ch < 0x80) {
-            if (ch == '\\') {
-                if (i + 1 >= end) return -1;
+            if (ch == '"') {
+                NEED(1);
+                if (p[i + 1] != '\n') return -1; /* text after the string */
+                break;
+            } else if (ch == '\\') {
+                NEED(1);
                 unsigned char e = p[i + 1];
                 switch (e) {
                 case '"': case '\\': case '/': case 'b': case 'f': case 'r': case 't':
@@ -280,11 +308,13 @@ static int scan_line(const unsigned char *p, Py_ssize_t n, long long *cp, long l
                     c++; u++; l++; i += 2; break;
                 case 'u': {
                     int upper;
-                    if (i + 5 >= end) return -1;
+                    NEED(5);
                     int v = hex4(p + i + 2, &upper);
                     if (v < 0) return -1;
                     if (v >= 0xD800 && v <= 0xDBFF) {
-                        if (i + 11 >= end || p[i + 6] != '\\' || p[i + 7] != 'u') return -1;
+                        NEED(7);
+                        if (p[i + 6] != '\\' || p[i + 7] != 'u') return -1;
+                        NEED(11);
                         int w = hex4(p + i + 8, &upper);
                         if (w < 0xDC00 || w > 0xDFFF) return -1;
                         c++; u += 4; i += 12;
@@ -301,26 +331,27 @@ static int scan_line(const unsigned char *p, Py_ssize_t n, long long *cp, long l
                 default:
                     return -1;
                 }
-            } else if (ch == '"' || ch < 0x20) {
+            } else if (ch < 0x20) {
                 return -1;
             } else {
                 c++; u++; i++;
             }
         } else {
-            /* strict UTF-8; the continuation bytes must lie before the closing quote */
+            /* strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF) */
             int len;
             if (ch >= 0xC2 && ch <= 0xDF) {
                 len = 2;
-                if (i + 1 >= end || (p[i + 1] & 0xC0) != 0x80) return -1;
+                NEED(1);
+                if ((p[i + 1] & 0xC0) != 0x80) return -1;
             } else if (ch >= 0xE0 && ch <= 0xEF) {
                 len = 3;
-                if (i + 2 >= end) return -1;
+                NEED(2);
                 unsigned char b1 = p[i + 1];
                 unsigned char lo = ch == 0xE0 ? 0xA0 : 0x80, hi = ch == 0xED ? 0x9F : 0xBF;
                 if (b1 < lo || b1 > hi || (p[i + 2] & 0xC0) != 0x80) return -1;
             } else if (ch >= 0xF0 && ch <= 0xF4) {
                 len = 4;
-                if (i + 3 >= end) return -1;
+                NEED(3);
                 unsigned char b1 = p[i + 1];
                 unsigned char lo = ch == 0xF0 ? 0x90 : 0x80, hi = ch == 0xF4 ? 0x8F : 0xBF;
                 if (b1 < lo || b1 > hi || (p[i + 2] & 0xC0) != 0x80 || (p[i + 3] & 0xC0) != 0x80) return -1;
@@ -330,12 +361,14 @@ static int scan_line(const unsigned char *p, Py_ssize_t n, long long *cp, long l
             c++; u += len; i += len;
         }
     }
+    /* p[i] is the closing quote, p[i + 1] the newline */
     if (c < 1 || c > FRAGMENT_CODE_POINTS) return -1;
     *cp += c;
     *ub += u;
     *nl += l;
-    return 0;
+    return i + 1;
 }
+#undef NEED
 
 typedef struct {
     const unsigned char *buf;
@@ -357,22 +390,19 @@ static void index_run(index_job *j) {
     j->status = 0;
     j->lines = 0;
     while (pos < j->end) {
-        const unsigned char *q = memchr(j->buf + pos, '\n', (size_t)(j->end - pos));
-        if (q == NULL) {
-            if (j->at_eof) j->status = 2; /* a last line without its newline */
-            break;
-        }
-        Py_ssize_t len = q - (j->buf + pos);
-        if (len == 0) {
-            j->status = 1;
-            break;
-        }
-        if (len > j->max_line) {
-            j->status = 2;
+        if (j->buf[pos] == '\n') {
+            j->status = 1; /* a blank line ends the message */
             break;
         }
         long long cp = j->cp, ub = j->ub, nl = j->nl;
-        if (scan_line(j->buf + pos, len, &j->cp, &j->ub, &j->nl) < 0) {
+        Py_ssize_t len = scan_line(j->buf + pos, j->end - pos, &j->cp, &j->ub, &j->nl);
+        if (len == -2) {
+            /* cut by the buffer's end: read on from this line, unless the file ends here */
+            if (j->at_eof) j->status = 2;
+            break;
+        }
+        if (len < 0 || len > j->max_line) {
+            j->cp = cp, j->ub = ub, j->nl = nl;
             j->status = 2;
             break;
         }
