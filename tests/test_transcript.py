@@ -370,12 +370,16 @@ def test_native_index_equals_the_python_index(tmp_path_factory, messages, rng, e
 
 def test_native_index_hands_over_to_the_parser_mid_message(tmp_path, monkeypatch):
     """Counted chunks, then an irregular line (a lone surrogate, which the parser keeps),
-    then plain lines again and a second message: the same index either way."""
+    then plain lines again and a second message: the same index either way, and the
+    scanner goes on after that line (no second parse of the file)."""
     from spillscope.formats.transcript import index as I
 
     if native.NATIVE is None:
         pytest.skip("no native accelerator here")
     monkeypatch.setattr(I, "NATIVE_CHUNK", 4096)  # many chunks, and lines cut at chunk ends
+    resumed = []
+    real_resume = I._resume
+    monkeypatch.setattr(I, "_resume", lambda *a: resumed.append(a) or real_resume(*a))
     text = ("plain 界😀 text\n" * 4000) + "\ud800" + ("more \\ \"q\"\n" * 4000)
     path = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
     path.write_bytes(js_utf8(render_transcript(_data([text, "b" * 5000, text]), 3)))
@@ -383,3 +387,9 @@ def test_native_index_hands_over_to_the_parser_mid_message(tmp_path, monkeypatch
     assert got["native"] == got["python"]
     assert got["native"][2] == [js_normalize(text), "b" * 5000, js_normalize(text)]
     assert len(got["native"][1][5][0][10]) > 4 * 8  # checkpoints from both sides of the handover
+    assert resumed == []
+    # A line the line-by-line path refuses goes back to the parser, which says where.
+    path.write_bytes(path.read_bytes().replace(b'"b', b'"\\x', 1))
+    got = _index_both_ways(path, 1 << 20)
+    assert got["native"] == got["python"] and "not a valid JSON string" in got["native"][0]
+    assert resumed

@@ -17,9 +17,11 @@ from typing import BinaryIO, Iterator
 
 from ...util import native
 from ...util.fs import is_remote, open_reader, open_sized
-from ...util.text import js_normalize, loads_exact, utf8_len
+import orjson
+
+from ...util.text import has_surrogates, js_normalize, loads_exact, utf8_len
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
-from .layout import ROLES
+from .layout import FRAGMENT_CODE_POINTS, ROLES
 from .reader import iter_transcript
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
@@ -110,9 +112,11 @@ def _closing(stream: BinaryIO, events: Iterator[Event | _Counted]) -> Iterator[E
 def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event | _Counted]:
     """The parser's events; with the native scanner, a local file's plain fragment lines
     are counted by it instead (one C pass per chunk, no decoding). The parser reads the
-    preamble and the metadata; from message 1 on the scanner takes over, and at the first
-    line it does not accept as plain it hands back to the exact parser, which re-reads
-    the file and resumes at that line (so every error and irregularity is the parser's)."""
+    preamble and the metadata; from message 1 on the scanner takes over. A line it does
+    not accept as plain (a lone surrogate, an escaped pair split over two lines) is decoded
+    here as the parser's line-by-line path decodes it, and the scanner goes on after it;
+    anything that path would not accept goes back to the exact parser, which re-reads the
+    file and resumes at that line (so every error and its location are the parser's)."""
     events = iter_transcript(stream, name=path, max_line_bytes=max_line_bytes)
     nat = native.NATIVE
     if nat is None or is_remote(path):
@@ -147,6 +151,15 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
         pos += used
         if status == 0 and not at_eof and used > 0:
             continue  # the chunk's whole lines are counted: read on from the next line
+        if status == 2:
+            frag = _fragment_line(fd, pos, max_line_bytes, line + 1)
+            if frag is not None:
+                text = frag.texts[0]
+                lines, line = lines + 1, line + 1
+                cp, nbytes, nl = cp + len(text), nbytes + utf8_len(text), nl + text.count("\n")
+                yield frag
+                pos = frag.end
+                continue
         if status == 0 and at_eof and pos >= size and lines:
             yield MessageEnd(k, pos)  # the file ends after the last fragment line
             return
@@ -164,6 +177,34 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
         break
     # Anything else (an irregular line, a file cut off, an odd header): the exact parser.
     yield from _resume(stream, path, max_line_bytes, k, pos, ended)
+
+
+def _fragment_line(fd: int, pos: int, max_line_bytes: int, line: int) -> Fragment | None:
+    """The fragment line at ``pos`` as the parser's line-by-line path (``fragments_slow``)
+    reads it, or None when that path would not accept it as it stands. The index totals
+    of single-line fragments do not depend on how the parser batched them, so counting
+    this one here and the rest natively gives the parser's index."""
+    data = os.pread(fd, max_line_bytes + 1, pos)
+    end = data.find(b"\n")
+    body = data[:end]
+    if end < 0 or body[:1] != b'"':
+        return None
+    try:
+        text = orjson.loads(body)
+        fallback = False
+    except orjson.JSONDecodeError:
+        try:
+            text = loads_exact(body)
+            fallback = True
+        except ValueError:
+            return None
+    if not isinstance(text, str):
+        return None
+    if fallback:
+        text = js_normalize(text)
+    if not 1 <= len(text) <= FRAGMENT_CODE_POINTS:
+        return None
+    return Fragment([text], line, pos, [body], fallback and has_surrogates(text))
 
 
 def _native_header(fd: int, at: int, k: int) -> str | None:
