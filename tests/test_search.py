@@ -56,9 +56,17 @@ class using:
 def test_native_accelerator_is_built() -> None:
     # A plain `pip install -e .` builds the C extension; CI must not fall back silently.
     if os.environ.get(native.ENV, "") in ("", "0"):
-        import spillscope._native  # noqa: F401
+        import spillscope._native as built
 
-        assert native.NATIVE is not None
+        assert native.NATIVE is built
+
+
+@pytest.mark.parametrize("value,python", [("1", True), ("", False), ("0", False)])
+def test_no_native_switch_forces_the_python_path(value: str, python: bool) -> None:
+    code = "from spillscope.util import native; print(native.NATIVE is None)"
+    env = {**os.environ, native.ENV: value}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip() == str(python or native.NATIVE is None)
 
 
 @settings(max_examples=3000, deadline=None)
