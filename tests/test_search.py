@@ -71,7 +71,8 @@ def test_no_native_switch_forces_the_python_path(value: str, python: bool) -> No
 
 @settings(max_examples=3000, deadline=None)
 @given(body=st.lists(st.sampled_from([b'"', b"\n", b"\\", b"u", b"/", b"a", b"D", b"8", b"0", b"d", b"c", b"f", b"F",
-                                      b"e", b"n", b"\xc3", b"\xa9", b"\n\"", b'"\n']), max_size=30).map(b"".join),
+                                      b"e", b"n", b"\xc3", b"\xa9", b"\n\"", b'"\n', b"\\ud83d", b"\\uDE00", b"\x01",
+                                      b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\\u0000"]), max_size=30).map(b"".join),
        framed=st.booleans(), cut=st.integers(-1, 40))
 def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut: int) -> None:
     from spillscope.inspect import search_escapes as E
@@ -96,6 +97,8 @@ def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut
     a, b = both(lambda: bytes(E.deframe_reusing(data, cut, reused)))
     assert a == b
     a, b = both(E.canonical_escapes, data)
+    assert a == b
+    a, b = both(E.measure_escaped, body)  # counted natively, or decoded and measured
     assert a == b
 
 

@@ -13,7 +13,7 @@ import re
 import orjson
 
 from ..util import native
-from ..util.text import js_normalize, loads_exact
+from ..util.text import js_normalize, loads_exact, utf8_len
 
 # Escape-aware helpers for the de-framed (JSON-escaped) stream ----------------------------
 _BACKSLASH = 0x5C
@@ -81,6 +81,18 @@ def decode_escaped(seg: bytes | bytearray) -> str:
         text = js_normalize(loads_exact(b'"' + seg + b'"'))
     assert isinstance(text, str)
     return text
+
+
+def measure_escaped(buf: bytes | bytearray, start: int = 0, end: int = -1) -> tuple[int, int]:
+    """(code points, UTF-8 bytes) of ``decode_escaped(buf[start:end])``, counted without
+    decoding by the native scanner where it can; raises as decoding would."""
+    nat = native.NATIVE
+    if nat is not None:
+        got = nat.escaped_stats(buf, start, end)
+        if got is not None:
+            return got
+    text = decode_escaped(buf[start:] if end < 0 else buf[start:end])
+    return len(text), utf8_len(text)
 
 
 def decode_utf8(seg: bytes | bytearray) -> str:

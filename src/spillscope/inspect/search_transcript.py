@@ -12,11 +12,13 @@ import io
 import re
 from typing import Callable, Iterator
 
+from ..util import native
 from ..util.text import js_json_string
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
 from ..formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
 from .findings import finding
-from .search_escapes import _ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe, deframe_reusing
+from .search_escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
+                             measure_escaped)
 from .search_exact import _exact_transcript
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
@@ -28,16 +30,21 @@ class _TranscriptCodec:
         self.handle = handle
 
     decode = staticmethod(decode_escaped)
+    measure = staticmethod(measure_escaped)
     boundary = staticmethod(at_escape_boundary)
     canonical = staticmethod(canonical_escapes)
 
     def encode_needle(self, text: str) -> bytes | None:
         return js_json_string(text)[1:-1].encode("utf-8")
 
-    def reread(self, start: int, end: int) -> Iterator[bytes]:
+    def reread(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """(code points, UTF-8 bytes) of the text of the fragment lines at raw
+        ``[start, end)``, segment by segment. The native scanner counts plain lines without
+        de-framing them; a segment with anything else is de-framed and measured."""
         pos, want = start, WINDOW
+        reads, text = ReusedReads(self.handle), bytearray()
         while pos < end:
-            chunk = read_range(self.handle, min(want, end - pos), pos)
+            chunk = reads.read(min(want, end - pos), pos)
             if not chunk:
                 raise OSError("file shrank while searching")
             cut = len(chunk) if pos + len(chunk) >= end else _line_cut(chunk)
@@ -45,10 +52,17 @@ class _TranscriptCodec:
                 want *= 2
                 continue
             want = WINDOW
-            yield deframe(chunk[:cut])
+            nat = native.NATIVE
+            if nat is not None:
+                # Plain lines (no lone surrogate: no pair split over two lines) measure
+                # the same one by one as joined.
+                status, used, _, cps, nbytes = nat.index_lines(chunk, cut, True, 1, 1 << 30, 0, 0, 0, 0)[:5]
+                if status == 0 and used == cut:
+                    yield cps, nbytes
+                    pos += cut
+                    continue
+            yield measure_escaped(deframe_reusing(chunk, cut, text))
             pos += cut
-
-
 
 
 class _Irregular(Exception):
