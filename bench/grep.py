@@ -25,6 +25,8 @@ from gen import write_transcript  # noqa: E402
 from spillscope.util.text import code_point_slices, js_json_string, js_utf8  # noqa: E402
 
 RARE = "the rare phrase that crosses a fragment line"
+#: At the very end of each file's big message 1: its offsets need everything before it counted.
+DEEP = "the deep phrase at the end of a huge message"
 
 
 def make_root(base: Path, total: int, files: int = 4) -> Path:
@@ -35,6 +37,7 @@ def make_root(base: Path, total: int, files: int = 4) -> Path:
         write_transcript(path, total // files)
         text = "x" * 50 + RARE + " and more text after it\n"
         with open(path, "ab") as f:
+            f.write(js_utf8(js_json_string(DEEP)) + b"\n")
             f.write(b"\n### Message 2: assistant\n\n")
             f.write(b"".join(js_utf8(js_json_string(s)) + b"\n" for s in code_point_slices(text, 64)))
     return base / "root"
@@ -90,6 +93,7 @@ def main() -> int:
         print(f"empty-root startup of `spillscope grep`: "
               f"{min(run_rss([*exe, 'x', str(Path(tmp) / 'none')], cli_env('native'))[0] for _ in range(3)):.3f} s")
         for needle, what in ((RARE, "rare phrase across a fragment line (4 hits)"),
+                             (DEEP, "phrase at the end of each big message (4 hits)"),
                              ("absent from every file", "absent phrase (0 hits)")):
             base = min(run_rss(["grep", "-r", "-c", "-F", needle, str(root)])[0] for _ in range(3))
             print(f"baseline grep -r -c -F ({what}): {base:.3f} s")
