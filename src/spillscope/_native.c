@@ -1,11 +1,15 @@
 /* spillscope._native: single-pass byte scanners over transcript fragment lines.
  *
- * An accelerator only: every function has a pure-Python twin that defines its result
- * (spillscope.inspect.search_escapes.deframe / canonical_escapes, and the parser +
- * TranscriptIndex._index_batch for index_lines), and the tests run both on the same
- * inputs. Where a line is anything but the plain, strict JSON string the writer emits,
- * index_lines stops and says "irregular": the Python path then decides (and locates the
- * error). The big loops run without the GIL.
+ * An accelerator only: every function has a pure-Python twin that defines its result,
+ * and the tests run both on the same inputs:
+ *   deframe, deframe_into  search_escapes.deframe
+ *   canonical              search_escapes.canonical_escapes
+ *   find                   bytes.find
+ *   escaped_stats          len() and utf8_len() of search_escapes.decode_escaped
+ *   index_lines            the parser's fragments + TranscriptIndex._index_batch
+ * Where the input is anything but the plain, strict JSON text the writer emits, they say
+ * so (None, or "irregular") and the Python path decides (and locates any error). The big
+ * loops run without the GIL; SSE2 (every x86-64) where it pays, plain C elsewhere.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
