@@ -393,3 +393,24 @@ def test_native_index_hands_over_to_the_parser_mid_message(tmp_path, monkeypatch
     got = _index_both_ways(path, 1 << 20)
     assert got["native"] == got["python"] and "not a valid JSON string" in got["native"][0]
     assert resumed
+
+
+def test_native_index_reads_each_byte_about_once(tmp_path, monkeypatch):
+    """Many short messages and many irregular lines (each a lone surrogate) cost the
+    scanner their own bytes: the buffer is read again only where the scan reaches its end,
+    not per message or per irregular line (1 MiB each would be quadratic)."""
+    import os
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    texts = [f"message {i} \ud800 界\n" * (1 + i % 3) for i in range(2000)] + ["x\ud83d" * 3000]
+    path = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    path.write_bytes(js_utf8(render_transcript(_data(texts), 3)))
+    read = []
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(real(fd, bufs, at)) or read[-1])
+    got = _index_both_ways(path, 1 << 20)
+    assert got["native"] == got["python"]
+    assert len(got["native"][1][5]) == 2001
+    size = path.stat().st_size
+    assert 0 < sum(read) < 2 * size + (1 << 20)  # both ways together: the native one reads

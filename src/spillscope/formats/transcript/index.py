@@ -15,10 +15,10 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
-from ...util import native
-from ...util.fs import is_remote, open_reader, open_sized
 import orjson
 
+from ...util import native
+from ...util.fs import is_remote, open_reader, open_sized
 from ...util.text import has_surrogates, js_normalize, loads_exact, utf8_len
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 from .layout import FRAGMENT_CODE_POINTS, ROLES
@@ -138,27 +138,39 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
     k, line, pos = first.index, first.line + 1, first.offset  # line: the last line read
     lines = cp = nbytes = nl = 0
     ended = False  # True once message k's end was yielded
+    # The buffer holds file bytes [pos - off, pos - off + n): ``pos`` is at ``off``. It is
+    # read again only when the scan reaches its end (or a line it cuts), never per message
+    # or per irregular line: 30,000 short messages cost their own bytes.
+    n = off = 0
+    at_eof = False
     while True:
-        # Never past the size fstat gave: what the index reports as done is what it read.
-        n = os.preadv(fd, [view[: min(NATIVE_CHUNK, size - pos)]], pos) if pos < size else 0
-        at_eof = pos + n >= size
+        if off >= n:
+            # Never past the size fstat gave: what the index reports as done is what it read.
+            n = os.preadv(fd, [view[: min(NATIVE_CHUNK, size - pos)]], pos) if pos < size else 0
+            off = 0
+            at_eof = pos + n >= size
         status, used, count, cp, nbytes, nl, cps = nat.index_lines(
-            view, n, at_eof, lines, max_line_bytes, pos, cp, nbytes, nl)
+            view[off:n], n - off, at_eof, lines, max_line_bytes, pos, cp, nbytes, nl)
         if count:
             lines += count
             line += count
             yield _Counted(count, cp, nbytes, nl, cps, pos + used)
         pos += used
-        if status == 0 and not at_eof and used > 0:
-            continue  # the chunk's whole lines are counted: read on from the next line
-        if status == 2:
-            frag = _fragment_line(fd, pos, max_line_bytes, line + 1)
+        off += used
+        if status == 0 and not at_eof and off > 0:
+            off = n  # the buffer's whole lines are counted: read on from the line it cuts
+            continue
+        # An irregular line, decoded here when it is all in the buffer (it is, unless it
+        # is longer than the buffer), and the scan goes on after it in the same buffer.
+        stop = buf.find(b"\n", off, n) if status == 2 else -1
+        if stop >= 0 and stop - off <= max_line_bytes:
+            frag = _fragment_line(bytes(view[off:stop]), line + 1, pos)
             if frag is not None:
                 text = frag.texts[0]
                 lines, line = lines + 1, line + 1
                 cp, nbytes, nl = cp + len(text), nbytes + utf8_len(text), nl + text.count("\n")
                 yield frag
-                pos = frag.end
+                pos, off = frag.end, stop + 1
                 continue
         if status == 0 and at_eof and pos >= size and lines:
             yield MessageEnd(k, pos)  # the file ends after the last fragment line
@@ -169,7 +181,7 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
             role = _native_header(fd, pos + 1, k + 1)
             if role is not None:
                 header = f"### Message {k + 1}: ".encode() + _NATIVE_HEADERS[role]
-                k, line, pos = k + 1, line + 3, pos + 1 + len(header)
+                k, line, pos, off = k + 1, line + 3, pos + 1 + len(header), min(n, off + 1 + len(header))
                 lines = cp = nbytes = nl = 0
                 ended = False
                 yield MessageStart(k, role, line - 1, pos)
@@ -179,15 +191,13 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
     yield from _resume(stream, path, max_line_bytes, k, pos, ended)
 
 
-def _fragment_line(fd: int, pos: int, max_line_bytes: int, line: int) -> Fragment | None:
-    """The fragment line at ``pos`` as the parser's line-by-line path (``fragments_slow``)
-    reads it, or None when that path would not accept it as it stands. The index totals
-    of single-line fragments do not depend on how the parser batched them, so counting
-    this one here and the rest natively gives the parser's index."""
-    data = os.pread(fd, max_line_bytes + 1, pos)
-    end = data.find(b"\n")
-    body = data[:end]
-    if end < 0 or body[:1] != b'"':
+def _fragment_line(body: bytes, line: int, pos: int) -> Fragment | None:
+    """Fragment line ``line`` (``body``, without its newline, at file offset ``pos``) as
+    the parser's line-by-line path (``fragments_slow``) reads it, or None when that path
+    would not accept it as it stands. The index totals of single-line fragments do not
+    depend on how the parser batched them, so counting this one here and the rest
+    natively gives the parser's index."""
+    if body[:1] != b'"':
         return None
     try:
         text = orjson.loads(body)
