@@ -568,3 +568,21 @@ def _hit_chains(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> N
             plain = PlainDocument(str(tool))
             got = [(h.start, h.end) for h in S._document_hits(plain, 1, pattern, lambda: False, 10_000)]
             assert got == _finditer(whole, pattern), pattern
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_a_transcript_of_many_short_messages_costs_its_own_bytes(tmp_path: Path, scanners: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each message's first window is small (512 bytes) and grows: 2000 messages must not read 2000 MiB.
+    texts = [f"message {i} has a needle" if i % 500 == 0 else f"message {i}" for i in range(2000)]
+    root = write_root(tmp_path, [texts])
+    path = str(next(root.rglob("*.txt")))
+    read: list[int] = []
+    pread, preadv = os.pread, os.preadv
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(sum(map(len, bufs))) or preadv(fd, bufs, at))
+    with using(scanners):
+        hits = [(ev.message, ev.hit.start) for ev in S.search_transcript(path, S.Pattern("needle"))
+                if isinstance(ev, A._Located)]
+    assert hits == [(1, 16), (501, 18), (1001, 19), (1501, 19)]
+    assert sum(read) < 8 * os.path.getsize(path) + (1 << 20)

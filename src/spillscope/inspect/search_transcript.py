@@ -65,6 +65,10 @@ class _TranscriptCodec:
             pos += cut
 
 
+#: The first window of a message (then doubling up to :data:`WINDOW`).
+FIRST_WINDOW = 1 << 9
+
+
 class _Irregular(Exception):
     """The fast path met something it does not handle: the exact parser takes over."""
 
@@ -89,7 +93,9 @@ class _MessageWindows:
     def __iter__(self) -> Iterator[_Window]:
         pos, size = self.start, self.size
         carry_raw = self.search.carry_bytes()
-        want = WINDOW
+        # Start small and double: a short message costs its own bytes, not a whole window of
+        # what follows it (30,000 short messages would read 30,000 windows).
+        want = min(FIRST_WINDOW, WINDOW)
         reads = ReusedReads(self.handle)
         text = bytearray()  # the escaped text of each window, reused (a window is done before the next)
         while True:
@@ -134,7 +140,7 @@ class _MessageWindows:
             if back <= 0:
                 want *= 2  # the carry needs more than this window: read more
                 continue
-            want = WINDOW
+            want = min(want * 2, WINDOW) if want < WINDOW else WINDOW
             carry = len(data) - ((length - back) - 3 * lines)
             yield _Window(pos, data, carry, False)
             pos += back
