@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Benchmarks for issue 17: `spillscope grep` over a root, the reader's in-message search,
-and TranscriptIndex.build — each against a baseline measured in the same run.
+and TranscriptIndex.build — each against a baseline measured in the same run, each on both
+scanner paths: the C accelerator (``spillscope._native``) and the pure-Python fallback
+(``SPILLSCOPE_NO_NATIVE=1`` for the CLI, ``util.native.NATIVE = None`` in process).
 
     python bench/grep.py             # a 1 GB root (4 transcripts of 256 MB), then one 1 GB message
     python bench/grep.py --size 256  # MB, for both
@@ -23,6 +25,8 @@ from gen import write_transcript  # noqa: E402
 from spillscope.util.text import code_point_slices, js_json_string, js_utf8  # noqa: E402
 
 RARE = "the rare phrase that crosses a fragment line"
+#: At the very end of each file's big message 1: its offsets need everything before it counted.
+DEEP = "the deep phrase at the end of a huge message"
 
 
 def make_root(base: Path, total: int, files: int = 4) -> Path:
@@ -33,6 +37,7 @@ def make_root(base: Path, total: int, files: int = 4) -> Path:
         write_transcript(path, total // files)
         text = "x" * 50 + RARE + " and more text after it\n"
         with open(path, "ab") as f:
+            f.write(js_utf8(js_json_string(DEEP)) + b"\n")
             f.write(b"\n### Message 2: assistant\n\n")
             f.write(b"".join(js_utf8(js_json_string(s)) + b"\n" for s in code_point_slices(text, 64)))
     return base / "root"
@@ -47,10 +52,25 @@ def best(fn, repeat: int = 3) -> float:
     return t_best
 
 
-def run_rss(cmd: list[str]) -> tuple[float, int, int]:
+#: The two scanner paths: (name, extra environment of the CLI, in-process ``native.NATIVE``).
+PATHS = ("native", "python")
+
+
+def cli_env(path: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # An installed package has its .pyc files; a PYTHONDONTWRITEBYTECODE shell would make
+    # every run compile the whole CLI again (~0.1 s), which no user pays.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if path == "python":
+        env["SPILLSCOPE_NO_NATIVE"] = "1"
+    return env
+
+
+def run_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """(seconds, peak RSS KiB, exit code) of a fresh process."""
     t = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=env)
     secs = time.perf_counter() - t
     return secs, int(proc.stderr.decode().strip().splitlines()[-1]), proc.returncode
 
@@ -69,17 +89,27 @@ def main() -> int:
         size = sum(f.stat().st_size for f in files)
         print(f"== root of {size / 1e6:.0f} MB ({len(files)} transcripts) ==")
         exe = [sys.executable, "-m", "spillscope", "grep"]
+        run_rss([*exe, RARE, str(root), "--json"], cli_env("native"))  # writes the .pyc files once
+        print(f"empty-root startup of `spillscope grep`: "
+              f"{min(run_rss([*exe, 'x', str(Path(tmp) / 'none')], cli_env('native'))[0] for _ in range(3)):.3f} s")
         for needle, what in ((RARE, "rare phrase across a fragment line (4 hits)"),
+                             (DEEP, "phrase at the end of each big message (4 hits)"),
                              ("absent from every file", "absent phrase (0 hits)")):
             base = min(run_rss(["grep", "-r", "-c", "-F", needle, str(root)])[0] for _ in range(3))
-            runs = [run_rss([*exe, needle, str(root), "--json"]) for _ in range(3)]
-            secs = min(r[0] for r in runs)
             print(f"baseline grep -r -c -F ({what}): {base:.3f} s")
-            line(f"spillscope grep --json: {what}", secs, base, size,
-                 f"peak RSS {max(r[1] for r in runs) / 1024:.0f} MB, exit {runs[0][2]}")
+            for path in PATHS:
+                runs = [run_rss([*exe, needle, str(root), "--json"], cli_env(path)) for _ in range(3)]
+                secs = min(r[0] for r in runs)
+                line(f"spillscope grep --json [{path}]: {what}", secs, base, size,
+                     f"peak RSS {max(r[1] for r in runs) / 1024:.0f} MB, exit {runs[0][2]}")
 
         from spillscope.inspect.search import Pattern, search_message_region
         from spillscope.formats.transcript import TranscriptIndex
+        from spillscope.util import native
+
+        built = native.NATIVE
+        if built is None:
+            print("(no native accelerator in this install: the [native] rows are the Python path too)")
 
         for f in files:  # the root is done with: make room for one big message
             f.unlink()
@@ -96,20 +126,31 @@ def main() -> int:
         one = os.path.getsize(path)
         base = best(raw)
         print(f"\n== one message of {one / 1e6:.0f} MB ==\nbaseline raw read + newline count: {base:.3f} s")
-        index = None
+        for which in PATHS:
+            native.NATIVE = built if which == "native" else None
+            index = None
 
-        def build() -> None:
-            nonlocal index
-            index = TranscriptIndex.build(path)
+            def build() -> None:
+                nonlocal index
+                index = TranscriptIndex.build(path)
 
-        line("TranscriptIndex.build (= the TUI's background index)", best(build, 2), base, one,
-             "target <= 2x; TUI: 1 GB < 3 s")
-        assert index is not None
-        msg = index.messages[0]
-        secs = best(lambda: list(search_message_region(path, msg.start, msg.end, Pattern("absent phrase"))))
-        line("reader search in the message (fixed string, 0 hits)", secs, base, one, "target >= 300 MB/s")
-        secs = best(lambda: list(search_message_region(path, msg.start, msg.end, Pattern("界 and 😀 out"), limit=5000)))
-        line("reader search in the message (5000-hit cap)", secs, base, one)
+            def background() -> None:
+                # The TUI: open (the first screen), then a worker advancing step by step.
+                bg = TranscriptIndex.open(path)
+                while not bg.advance(1):
+                    pass
+
+            line(f"TranscriptIndex.build [{which}]", best(build, 2), base, one, "target <= 2x")
+            line(f"the TUI's background index (open + advance(1)...) [{which}]", best(background, 2), base, one,
+                 "target: 1 GB < 3 s")
+            assert index is not None
+            msg = index.messages[0]
+            secs = best(lambda: list(search_message_region(path, msg.start, msg.end, Pattern("absent phrase"))))
+            line(f"reader search, fixed string, 0 hits [{which}]", secs, base, one, "target >= 300 MB/s")
+            secs = best(lambda: list(search_message_region(path, msg.start, msg.end, Pattern("界 and 😀 out"),
+                                                           limit=5000)))
+            line(f"reader search, 5000-hit cap [{which}]", secs, base, one)
+        native.NATIVE = built
         passes(path)
     return 0
 
@@ -119,6 +160,8 @@ def passes(path: str) -> None:
     read (pread) + newline count of the same MiB: the floor a design of N such passes
     cannot go below, measured without the disk and the rest of the machine's noise."""
     import re
+
+    from spillscope.util import native
 
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -136,6 +179,14 @@ def passes(path: str) -> None:
         "bytes.count(b'\\n')": lambda: chunk.count(b"\n"),
         "bytes.split(b'\\n')": lambda: chunk.split(b"\n"),
     }
+    nat = native.NATIVE
+    if nat is not None:
+        data = nat.deframe(chunk)
+        assert data is not None
+        ops["native deframe (all the checks, the escaped text out)"] = lambda: nat.deframe(chunk)
+        ops["native canonical (the escape guard)"] = lambda: nat.canonical(data)
+        ops["native index_lines (decode-free counting + checkpoints)"] = (
+            lambda: nat.index_lines(chunk, len(chunk), False, 0, 1 << 20, 0, 0, 0, 0))
     scale = (1 << 20) / len(chunk)
     print(f"\n== one pass over 1 MiB of fragment lines (raw pread + newline count: {raw_ms:.2f} ms/MiB) ==")
     for name, fn in ops.items():

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spillscope.util import native
 from spillscope.util.text import js_json_string, js_utf8, utf8_len
 from spillscope.frontends.demo import write_demo
 from spillscope.inspect import artifact_search as A
@@ -27,8 +28,78 @@ TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "�
           "/", "u", "n", "界", "\\u0041", "\\n"]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, timeout=120)
+def run(*args: str, scanners: str = "native") -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, native.ENV: "1"} if scanners == "python" else None
+    return subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, timeout=120, env=env)
+
+
+#: Both byte-scanner paths (the C accelerator and pure Python) must give identical results.
+SCANNERS = ["native", "python"]
+
+
+class using:
+    """Run the body on one scanner path: ``native.NATIVE`` as built, or None (pure Python)."""
+
+    def __init__(self, scanners: str) -> None:
+        self.scanners = scanners
+        self.saved = native.NATIVE
+
+    def __enter__(self) -> None:
+        if self.scanners == "native" and self.saved is None:
+            pytest.skip("no native accelerator here (test_native_accelerator_is_built says whether it should be)")
+        native.NATIVE = self.saved if self.scanners == "native" else None
+
+    def __exit__(self, *exc: object) -> None:
+        native.NATIVE = self.saved
+
+
+def test_native_accelerator_is_built() -> None:
+    # A plain `pip install -e .` builds the C extension; CI must not fall back silently.
+    if os.environ.get(native.ENV, "") in ("", "0"):
+        import spillscope._native as built
+
+        assert native.NATIVE is built
+
+
+@pytest.mark.parametrize("value,python", [("1", True), ("", False), ("0", False)])
+def test_no_native_switch_forces_the_python_path(value: str, python: bool) -> None:
+    code = "from spillscope.util import native; print(native.NATIVE is None)"
+    env = {**os.environ, native.ENV: value}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip() == str(python or native.NATIVE is None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(body=st.lists(st.sampled_from([b'"', b"\n", b"\\", b"u", b"/", b"a", b"D", b"8", b"0", b"d", b"c", b"f", b"F",
+                                      b"e", b"n", b"\xc3", b"\xa9", b"\n\"", b'"\n', b"\\ud83d", b"\\uDE00", b"\x01",
+                                      b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\\u0000"]), max_size=30).map(b"".join),
+       framed=st.booleans(), cut=st.integers(-1, 40))
+def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut: int) -> None:
+    from spillscope.inspect import search_escapes as E
+
+    data = b'"' + body + b'"\n' if framed else body
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+
+    def both(fn: Any, *args: Any) -> list[Any]:
+        out = []
+        for which in SCANNERS:
+            with using(which):
+                try:
+                    out.append(fn(*args))
+                except ValueError:
+                    out.append(ValueError)
+        return out
+
+    a, b = both(E.deframe, data, cut)
+    assert a == b
+    reused = bytearray(b"left over from the last window" * 3)
+    a, b = both(lambda: bytes(E.deframe_reusing(data, cut, reused)))
+    assert a == b
+    a, b = both(E.canonical_escapes, data)
+    assert a == b
+    a, b = both(E.measure_escaped, body)  # counted natively, or decoded and measured
+    assert a == b
 
 
 def jsonl(out: bytes) -> list[dict[str, Any]]:
@@ -74,16 +145,17 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("scanners", SCANNERS)
 @pytest.mark.parametrize("name", list(CASES))
-def test_grep_finds_escaped_and_split_phrases_with_exact_offsets(tmp_path: Path, name: str) -> None:
+def test_grep_finds_escaped_and_split_phrases_with_exact_offsets(tmp_path: Path, name: str, scanners: str) -> None:
     text, needle = CASES[name]
     root = write_root(tmp_path, [["intro", text]], [text])
     # Through argv as a JSON string: NUL and lone surrogates cannot be argv bytes.
-    proc = run("grep", "--json-pattern", json.dumps(needle), str(root), "--json")
+    proc = run("grep", "--json-pattern", json.dumps(needle), str(root), "--json", scanners=scanners)
     assert proc.returncode == 0, proc.stderr
     hits = jsonl(proc.stdout)
     if "\x00" not in needle and "\ud800" not in needle and "\udfff" not in needle:
-        assert jsonl(run("grep", needle, str(root), "--json").stdout) == hits
+        assert jsonl(run("grep", needle, str(root), "--json", scanners=scanners).stdout) == hits
     path = next(root.rglob("*session-reference-1.txt"))
     exact = read_transcript(path).messages[1].text
     want = [(2, s, e) for s, e in brute(exact, needle)]
@@ -228,8 +300,15 @@ ALPHABET = st.sampled_from(TRICKY + list("abc xyz"))
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(texts=st.lists(st.lists(ALPHABET, min_size=1, max_size=200).map("".join), min_size=1, max_size=3),
        seed=st.integers(0, 2**32), window=st.sampled_from([64, 300, 4 << 20]), irregular=st.booleans())
+@pytest.mark.parametrize("scanners", SCANNERS)
 def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPathFactory, texts: list[str], seed: int,
-                                                 window: int, irregular: bool) -> None:
+                                                 window: int, irregular: bool, scanners: str) -> None:
+    with using(scanners):
+        _every_phrase_is_found(tmp_path_factory, texts, seed, window, irregular)
+
+
+def _every_phrase_is_found(tmp_path_factory: pytest.TempPathFactory, texts: list[str], seed: int, window: int,
+                           irregular: bool) -> None:
     rng = random.Random(seed)
     tmp = tmp_path_factory.mktemp("gen")
     path = tmp / "000000000001-session-reference-1.txt"
@@ -260,7 +339,13 @@ def test_every_phrase_in_the_exact_text_is_found(tmp_path_factory: pytest.TempPa
         T.WINDOW = old
 
 
-def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_reader_search_uses_the_file_and_agrees_with_the_text(tmp_path: Path, scanners: str) -> None:
+    with using(scanners):
+        _reader_search_agrees(tmp_path)
+
+
+def _reader_search_agrees(tmp_path: Path) -> None:
     from spillscope.frontends.tui.document import TranscriptDocument
 
     text = ("needle" + "界😀\"\\\n" * 30) * 50
@@ -435,9 +520,15 @@ def _finditer(text: str, pattern: S.Pattern) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.compile().finditer(text) if m.end() > m.start()]
 
 
+@pytest.mark.parametrize("scanners", SCANNERS)
 @pytest.mark.parametrize("seed", range(6))
-def test_hit_chains_resume_where_the_last_hit_ended_on_every_path(tmp_path: Path, seed: int,
+def test_hit_chains_resume_where_the_last_hit_ended_on_every_path(tmp_path: Path, seed: int, scanners: str,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    with using(scanners):
+        _hit_chains(tmp_path, seed, monkeypatch)
+
+
+def _hit_chains(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from spillscope.frontends.tui.document import PlainDocument, TranscriptDocument
     from spillscope.inspect import search_exact as X
     from spillscope.inspect import search_message as M
@@ -477,3 +568,21 @@ def test_hit_chains_resume_where_the_last_hit_ended_on_every_path(tmp_path: Path
             plain = PlainDocument(str(tool))
             got = [(h.start, h.end) for h in S._document_hits(plain, 1, pattern, lambda: False, 10_000)]
             assert got == _finditer(whole, pattern), pattern
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_a_transcript_of_many_short_messages_costs_its_own_bytes(tmp_path: Path, scanners: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each message's first window is small (512 bytes) and grows: 2000 messages must not read 2000 MiB.
+    texts = [f"message {i} has a needle" if i % 500 == 0 else f"message {i}" for i in range(2000)]
+    root = write_root(tmp_path, [texts])
+    path = str(next(root.rglob("*.txt")))
+    read: list[int] = []
+    pread, preadv = os.pread, os.preadv
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(sum(map(len, bufs))) or preadv(fd, bufs, at))
+    with using(scanners):
+        hits = [(ev.message, ev.hit.start) for ev in S.search_transcript(path, S.Pattern("needle"))
+                if isinstance(ev, A._Located)]
+    assert hits == [(1, 16), (501, 18), (1001, 19), (1501, 19)]
+    assert sum(read) < 8 * os.path.getsize(path) + (1 << 20)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spillscope.util import native
 from spillscope.util.text import js_normalize, js_utf8
 from spillscope.reference import (
     TranscriptError,
@@ -256,8 +257,13 @@ def _malformed_transcript(path, megabytes: int) -> int:
     return bad + 1
 
 
+@pytest.mark.parametrize("scanners", ["native", "python"])
 @pytest.mark.parametrize("megabytes", [1, 6])  # indexed whole on open / only its first screen
-def test_index_of_a_malformed_transcript_keeps_what_came_before(tmp_path, megabytes):
+def test_index_of_a_malformed_transcript_keeps_what_came_before(tmp_path, megabytes, scanners, monkeypatch):
+    if scanners == "native" and native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    if scanners == "python":
+        monkeypatch.setattr(native, "NATIVE", None)
     path = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
     line = _malformed_transcript(path, megabytes)
     index = TranscriptIndex.open(path)  # message 1 is readable: no error here
@@ -274,3 +280,137 @@ def test_index_of_a_malformed_transcript_keeps_what_came_before(tmp_path, megaby
     path.write_bytes(b"## Referenced session \xe2\x80\x94 full projected snapshot\n\nnot the intro\n")
     with pytest.raises(TranscriptError):
         TranscriptIndex.open(path)
+
+
+# The native scanner (spillscope._native.index_lines) against the pure-Python index --------
+def _index_state(index):
+    return (index.metadata, index.incomplete, None if index.error is None else str(index.error), index.done,
+            index.indexed_bytes,
+            [(m.index, m.role, m.header_line, m.first_line, m.start, m.end, m.fragments, m.code_points,
+              m.utf8_bytes, m.newlines, m.checkpoints.tolist()) for m in index.messages])
+
+
+def _index_both_ways(path, max_line_bytes):
+    """{scanners: (state after build or the error, message texts read back)}."""
+    out = {}
+    saved = native.NATIVE
+    for which, nat in (("native", saved), ("python", None)):
+        native.NATIVE = nat
+        try:
+            try:
+                index = TranscriptIndex.build(path, max_line_bytes=max_line_bytes)
+            except TranscriptError as exc:
+                index = None
+                built = str(exc)
+            lazy = TranscriptIndex(str(path), max_line_bytes)
+            lazy.ensure(None)  # what the TUI does: keeps what came before an error
+            state = _index_state(lazy)
+            reads = [lazy.read(m.index) for m in lazy.messages]
+            positions = [lazy.position(m.index, m.code_points // 2) for m in lazy.messages]
+            out[which] = (built if index is None else _index_state(index), state, reads, positions)
+        finally:
+            native.NATIVE = saved
+    return out
+
+
+#: Line edits the native scanner must refuse (or count exactly) as the Python path does.
+_EDITS = [
+    lambda l: l.replace("a", "\\u0041", 1),  # uppercase-hex escape of a plain letter
+    lambda l: l.replace("a", "\\u00e9\\ud83d\\ude00\\uD83D\\uDE00", 1),  # escaped pairs, both cases
+    lambda l: l.replace("a", "\\ud800", 1),  # a lone high surrogate escape
+    lambda l: l.replace("a", "\\udc00x", 1),  # a lone low one
+    lambda l: l.replace("a", "\\ud83d\\u0041", 1),  # a high one not followed by a low
+    lambda l: l.replace("a", "\\/\\b\\f\\u000a\\u000A\\u0000", 1),
+    lambda l: l.replace("a", "\\x", 1),  # an unknown escape
+    lambda l: l.replace("a", "\\u12", 1),  # a short one
+    lambda l: l.replace("a", "\t", 1),  # a raw control character
+    lambda l: l.replace("a", '"', 1),  # a raw quote
+    lambda l: l[:-1] + '\\"',  # the closing quote escaped
+    lambda l: l + " ",  # whitespace after the string
+    lambda l: " " + l,
+    lambda l: '""',  # an empty fragment
+    lambda l: '"' + "y" * 65 + '"',  # too many code points
+    lambda l: '"' + "y" * 64 + '"',
+    lambda l: "",  # a blank line inside the message
+    lambda l: "not json",
+    lambda l: l + "\n### Message 9: user",
+]
+_BAD_BYTES = [b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xff", b"\xf0\x9f\x98"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=3), st.randoms(use_true_random=False),
+       st.integers(0, 3), st.sampled_from([1 << 20, 70, 10]))
+def test_native_index_equals_the_python_index(tmp_path_factory, messages, rng, edits, max_line_bytes):
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    rendered = js_utf8(render_transcript(_data([m + "a" * rng.choice([0, 300, 9000]) for m in messages]), 3))
+    lines = rendered.split(b"\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith(b"### Message 1"))
+    for _ in range(edits):
+        i = rng.randrange(first, len(lines))
+        r = rng.random()
+        if r < 0.7 and lines[i].startswith(b'"'):
+            lines[i] = rng.choice(_EDITS)(lines[i].decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        elif r < 0.85 and lines[i].startswith(b'"'):
+            at = rng.randrange(1, len(lines[i]))
+            lines[i] = lines[i][:at] + rng.choice(_BAD_BYTES) + lines[i][at:]
+        elif r < 0.9:
+            lines[i] = lines[i].replace(b"Message", b"Message 0", 1).replace(b"user", b"system")
+        else:
+            lines = lines[: i + 1]
+    data = b"\n".join(lines)
+    if rng.random() < 0.3:
+        data = data[: rng.randrange(len(data) // 2, len(data) + 1)]  # cut off mid-write
+    path = tmp_path_factory.mktemp("index") / "aaaaaaaaaaaa-session-reference-1.txt"
+    path.write_bytes(data)
+    got = _index_both_ways(path, max_line_bytes)
+    assert got["native"] == got["python"]
+
+
+def test_native_index_hands_over_to_the_parser_mid_message(tmp_path, monkeypatch):
+    """Counted chunks, then an irregular line (a lone surrogate, which the parser keeps),
+    then plain lines again and a second message: the same index either way, and the
+    scanner goes on after that line (no second parse of the file)."""
+    from spillscope.formats.transcript import index as I
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    monkeypatch.setattr(I, "NATIVE_CHUNK", 4096)  # many chunks, and lines cut at chunk ends
+    resumed = []
+    real_resume = I._resume
+    monkeypatch.setattr(I, "_resume", lambda *a: resumed.append(a) or real_resume(*a))
+    text = ("plain 界😀 text\n" * 4000) + "\ud800" + ("more \\ \"q\"\n" * 4000)
+    path = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    path.write_bytes(js_utf8(render_transcript(_data([text, "b" * 5000, text]), 3)))
+    got = _index_both_ways(path, 1 << 20)
+    assert got["native"] == got["python"]
+    assert got["native"][2] == [js_normalize(text), "b" * 5000, js_normalize(text)]
+    assert len(got["native"][1][5][0][10]) > 4 * 8  # checkpoints from both sides of the handover
+    assert resumed == []
+    # A line the line-by-line path refuses goes back to the parser, which says where.
+    path.write_bytes(path.read_bytes().replace(b'"b', b'"\\x', 1))
+    got = _index_both_ways(path, 1 << 20)
+    assert got["native"] == got["python"] and "not a valid JSON string" in got["native"][0]
+    assert resumed
+
+
+def test_native_index_reads_each_byte_about_once(tmp_path, monkeypatch):
+    """Many short messages and many irregular lines (each a lone surrogate) cost the
+    scanner their own bytes: the buffer is read again only where the scan reaches its end,
+    not per message or per irregular line (1 MiB each would be quadratic)."""
+    import os
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    texts = [f"message {i} \ud800 界\n" * (1 + i % 3) for i in range(2000)] + ["x\ud83d" * 3000]
+    path = tmp_path / "aaaaaaaaaaaa-session-reference-1.txt"
+    path.write_bytes(js_utf8(render_transcript(_data(texts), 3)))
+    read = []
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(real(fd, bufs, at)) or read[-1])
+    got = _index_both_ways(path, 1 << 20)
+    assert got["native"] == got["python"]
+    assert len(got["native"][1][5]) == 2001
+    size = path.stat().st_size
+    assert 0 < sum(read) < 2 * size + (1 << 20)  # both ways together: the native one reads

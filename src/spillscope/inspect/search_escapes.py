@@ -12,7 +12,8 @@ import re
 
 import orjson
 
-from ..util.text import js_normalize, loads_exact
+from ..util import native
+from ..util.text import js_normalize, loads_exact, utf8_len
 
 # Escape-aware helpers for the de-framed (JSON-escaped) stream ----------------------------
 _BACKSLASH = 0x5C
@@ -21,7 +22,7 @@ _NO_PAIR_ESCAPES = {8, 9, 10, 12, 13}
 _ODD_ESCAPE = re.compile(rb"\\[u/]")
 
 
-def _odd_run_before(buf: bytes, p: int) -> bool:
+def _odd_run_before(buf: bytes | bytearray, p: int) -> bool:
     """True when an odd number of backslashes ends just before ``p``."""
     k = 0
     while p - k - 1 >= 0 and buf[p - k - 1] == _BACKSLASH:
@@ -29,7 +30,7 @@ def _odd_run_before(buf: bytes, p: int) -> bool:
     return k % 2 == 1
 
 
-def at_escape_boundary(buf: bytes, p: int) -> bool:
+def at_escape_boundary(buf: bytes | bytearray, p: int) -> bool:
     """True when ``p`` (in escaped text that starts on a boundary) starts a new character."""
     if _odd_run_before(buf, p):
         return False
@@ -40,10 +41,13 @@ def at_escape_boundary(buf: bytes, p: int) -> bool:
     return True
 
 
-def canonical_escapes(buf: bytes) -> bool:
+def canonical_escapes(buf: bytes | bytearray) -> bool:
     """True when every escape is spelled as JSON.stringify spells it (so the escaped
     needle finds every occurrence): no ``\\/``, and ``\\u`` only lowercase for controls
     without a short form and for lone surrogates."""
+    nat = native.NATIVE
+    if nat is not None:
+        return nat.canonical(buf)  # the same rules in one C pass
     first = _ODD_ESCAPE.search(buf)  # one pass for both
     if first is None:
         return True
@@ -69,7 +73,7 @@ def canonical_escapes(buf: bytes) -> bool:
     return True
 
 
-def decode_escaped(seg: bytes) -> str:
+def decode_escaped(seg: bytes | bytearray) -> str:
     """The exact text of a de-framed escaped segment (starting and ending on boundaries)."""
     try:
         text = orjson.loads(b'"' + seg + b'"')
@@ -79,12 +83,34 @@ def decode_escaped(seg: bytes) -> str:
     return text
 
 
-def decode_utf8(seg: bytes) -> str:
+def measure_escaped(buf: bytes | bytearray, start: int = 0, end: int = -1) -> tuple[int, int]:
+    """(code points, UTF-8 bytes) of ``decode_escaped(buf[start:end])``, counted without
+    decoding by the native scanner where it can; raises as decoding would."""
+    nat = native.NATIVE
+    if nat is not None:
+        got = nat.escaped_stats(buf, start, end)
+        if got is not None:
+            return got
+    text = decode_escaped(buf[start:] if end < 0 else buf[start:end])
+    return len(text), utf8_len(text)
+
+
+def decode_utf8(seg: bytes | bytearray) -> str:
     return seg.decode("utf-8", "replace")
 
 
-def deframe(lines: bytes) -> bytes:
-    """Fragment lines (``"…"\\n`` each) → the escaped text; ValueError if not framed so."""
+def deframe(lines: bytes | bytearray | memoryview, end: int = -1) -> bytes:
+    """Fragment lines (``"…"\\n`` each; ``lines[:end]`` if given) → the escaped text;
+    ValueError if not framed so."""
+    nat = native.NATIVE
+    if nat is not None:
+        out = nat.deframe(lines, end)  # the same result in one C pass
+        if out is None:
+            raise ValueError("not plain fragment lines")
+        return out
+    if end >= 0:
+        lines = lines[:end]
+    lines = bytes(lines)
     # An empty fragment line ("") vanishes here without changing the text: the parser
     # refuses it, `verify` reports it; the search need not.
     if lines[:1] != b'"' or lines[-2:] != b'"\n':
@@ -95,7 +121,18 @@ def deframe(lines: bytes) -> bytes:
     return body[1:-2]
 
 
-def _ends_high(lines: bytes, end: int) -> bool:
+def deframe_reusing(lines: bytes | bytearray, end: int, out: bytearray) -> bytes | bytearray:
+    """:func:`deframe` of ``lines[:end]``; with the native scanner the text is written into
+    ``out`` and ``out`` is returned (valid until its next use: no allocation per window)."""
+    nat = native.NATIVE
+    if nat is None:
+        return deframe(lines, end)
+    if nat.deframe_into(lines, end, out) < 0:
+        raise ValueError("not plain fragment lines")
+    return out
+
+
+def _ends_high(lines: bytes | bytearray, end: int) -> bool:
     """True when the fragment line ending at ``end`` ends with an escaped high surrogate
     (it may pair with the next line's first code point, so the two stay together)."""
     b = end - 8  # `\udXXX"\n`

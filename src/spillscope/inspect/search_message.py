@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Protocol
 
+from ..util import native
 from ..util.text import utf8_len
 from .search_pattern import REGEX_OVERLAP, Pattern, matches_after
 from .search_records import CONTEXT, MessageHit, _hit
@@ -19,17 +20,18 @@ from .search_records import CONTEXT, MessageHit, _hit
 @dataclass
 class _Window:
     raw_start: int
-    data: bytes  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
+    data: bytes | bytearray  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
     carry: int  # offset in ``data`` where the next window starts (len(data) for the last)
     final: bool
 
 
 class _Codec(Protocol):
-    def decode(self, seg: bytes) -> str: ...
+    def decode(self, seg: bytes | bytearray) -> str: ...
+    def measure(self, buf: bytes | bytearray, start: int, end: int) -> tuple[int, int]: ...
     def encode_needle(self, text: str) -> bytes | None: ...
-    def boundary(self, buf: bytes, p: int) -> bool: ...
-    def canonical(self, buf: bytes) -> bool: ...
-    def reread(self, start: int, end: int) -> Iterator[bytes]: ...
+    def boundary(self, buf: bytes | bytearray, p: int) -> bool: ...
+    def canonical(self, buf: bytes | bytearray) -> bool: ...
+    def reread(self, start: int, end: int) -> Iterator[tuple[int, int]]: ...
 
 
 class _MessageSearch:
@@ -65,10 +67,9 @@ class _MessageSearch:
 
     def _catch_up(self, raw: int) -> None:
         """Count text from the last known position to the window starting at ``raw``."""
-        for seg in self.codec.reread(self.known_raw, raw):
-            text = self.codec.decode(seg)
-            self.known_cp += len(text)
-            self.known_bytes += utf8_len(text)
+        for cps, nbytes in self.codec.reread(self.known_raw, raw):
+            self.known_cp += cps
+            self.known_bytes += nbytes
         self.known_raw = raw
 
     def window(self, w: _Window) -> Iterator[MessageHit]:
@@ -88,7 +89,9 @@ class _MessageSearch:
         counted = False
         q = 0  # data offset whose text offsets are (cp, nb)
         cp = nb = 0
-        p = data.find(needle)
+        nat = native.NATIVE
+        find = data.find if nat is None else (lambda sub, at: nat.find(data, sub, at))
+        p = find(needle, 0)
         ncp, nby = len(self.needle_text), utf8_len(self.needle_text)
         while p >= 0:
             if not w.final and p >= w.carry:
@@ -97,8 +100,8 @@ class _MessageSearch:
                 if not counted:
                     self._catch_up(w.raw_start)
                     counted, cp, nb = True, self.known_cp, self.known_bytes
-                text = codec.decode(data[q:p])
-                cp, nb, q = cp + len(text), nb + utf8_len(text), p
+                dcp, dnb = codec.measure(data, q, p)
+                cp, nb, q = cp + dcp, nb + dnb, p
                 if cp >= self.last_end:
                     before, after = self._context_bytes(data, p, p + len(needle))
                     yield MessageHit(cp, cp + ncp, nb, nb + nby, before, self.needle_text, after)
@@ -106,12 +109,12 @@ class _MessageSearch:
                     self.found += 1
                     if self.done():
                         return
-                    p = data.find(needle, p + len(needle))
+                    p = find(needle, p + len(needle))
                     continue
-            p = data.find(needle, p + 1)
+            p = find(needle, p + 1)
         if counted and not w.final:
-            text = codec.decode(data[q : w.carry])
-            self.known_cp, self.known_bytes = cp + len(text), nb + utf8_len(text)
+            dcp, dnb = codec.measure(data, q, w.carry)
+            self.known_cp, self.known_bytes = cp + dcp, nb + dnb
             self.known_raw = -2  # set by the caller: the next window's raw start
             self._pending_next = True
 
@@ -157,7 +160,7 @@ class _MessageSearch:
             self.known_raw = raw
             self._pending_next = False
 
-    def _context_bytes(self, data: bytes, p: int, e: int) -> tuple[str, str]:
+    def _context_bytes(self, data: bytes | bytearray, p: int, e: int) -> tuple[str, str]:
         lo = max(0, p - CONTEXT * 6)
         while lo < p and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
             lo += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from ..util.text import utf8_len
 from .search_escapes import decode_utf8
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
@@ -21,11 +22,16 @@ class _PlainCodec:
     decode = staticmethod(decode_utf8)
 
     @staticmethod
-    def boundary(buf: bytes, p: int) -> bool:
+    def measure(buf: bytes | bytearray, start: int, end: int) -> tuple[int, int]:
+        text = decode_utf8(buf[start:end])
+        return len(text), utf8_len(text)
+
+    @staticmethod
+    def boundary(buf: bytes | bytearray, p: int) -> bool:
         return p >= len(buf) or buf[p] & 0xC0 != 0x80
 
     @staticmethod
-    def canonical(buf: bytes) -> bool:
+    def canonical(buf: bytes | bytearray) -> bool:
         return True
 
     @staticmethod
@@ -35,7 +41,8 @@ class _PlainCodec:
         except UnicodeEncodeError:
             return None  # a lone surrogate: written to disk as U+FFFD, so never in a tool output
 
-    def reread(self, start: int, end: int) -> Iterator[bytes]:
+    def reread(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """(code points, UTF-8 bytes) of raw ``[start, end)``, segment by segment."""
         pos = start
         while pos < end:
             chunk = read_range(self.handle, min(WINDOW, end - pos), pos)
@@ -43,7 +50,8 @@ class _PlainCodec:
                 raise OSError("file shrank while searching")
             if pos + len(chunk) < end:
                 chunk = chunk[: _char_cut(chunk)]  # never split a character between two decodes
-            yield chunk
+            text = decode_utf8(chunk)
+            yield len(text), utf8_len(text)
             pos += len(chunk)
 
 

@@ -12,32 +12,39 @@ import io
 import re
 from typing import Callable, Iterator
 
+from ..util import native
 from ..util.text import js_json_string
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
 from ..formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
 from .findings import finding
-from .search_escapes import _ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe
+from .search_escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
+                             measure_escaped)
 from .search_exact import _exact_transcript
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
 from .search_records import ArtifactEvent, MessageHit, _Located, _trim
-from .search_source import WINDOW, Source, close_source, open_source, read_range, source_size
+from .search_source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
 class _TranscriptCodec:
     def __init__(self, handle: Source) -> None:
         self.handle = handle
 
     decode = staticmethod(decode_escaped)
+    measure = staticmethod(measure_escaped)
     boundary = staticmethod(at_escape_boundary)
     canonical = staticmethod(canonical_escapes)
 
     def encode_needle(self, text: str) -> bytes | None:
         return js_json_string(text)[1:-1].encode("utf-8")
 
-    def reread(self, start: int, end: int) -> Iterator[bytes]:
+    def reread(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """(code points, UTF-8 bytes) of the text of the fragment lines at raw
+        ``[start, end)``, segment by segment. The native scanner counts plain lines without
+        de-framing them; a segment with anything else is de-framed and measured."""
         pos, want = start, WINDOW
+        reads, text = ReusedReads(self.handle), bytearray()
         while pos < end:
-            chunk = read_range(self.handle, min(want, end - pos), pos)
+            chunk = reads.read(min(want, end - pos), pos)
             if not chunk:
                 raise OSError("file shrank while searching")
             cut = len(chunk) if pos + len(chunk) >= end else _line_cut(chunk)
@@ -45,17 +52,28 @@ class _TranscriptCodec:
                 want *= 2
                 continue
             want = WINDOW
-            yield deframe(chunk[:cut])
+            nat = native.NATIVE
+            if nat is not None:
+                # Plain lines (no lone surrogate: no pair split over two lines) measure
+                # the same one by one as joined.
+                status, used, _, cps, nbytes = nat.index_lines(chunk, cut, True, 1, 1 << 30, 0, 0, 0, 0)[:5]
+                if status == 0 and used == cut:
+                    yield cps, nbytes
+                    pos += cut
+                    continue
+            yield measure_escaped(deframe_reusing(chunk, cut, text))
             pos += cut
 
 
+#: The first window of a message (then doubling up to :data:`WINDOW`).
+FIRST_WINDOW = 1 << 9
 
 
 class _Irregular(Exception):
     """The fast path met something it does not handle: the exact parser takes over."""
 
 
-def _line_cut(chunk: bytes) -> int:
+def _line_cut(chunk: bytes | bytearray) -> int:
     """Where to cut a chunk of fragment lines: after its last whole line, but never right
     after an escaped high surrogate (0 when no cut fits)."""
     cut = chunk.rfind(b"\n") + 1
@@ -75,50 +93,55 @@ class _MessageWindows:
     def __iter__(self) -> Iterator[_Window]:
         pos, size = self.start, self.size
         carry_raw = self.search.carry_bytes()
-        want = WINDOW
+        # Start small and double: a short message costs its own bytes, not a whole window of
+        # what follows it (30,000 short messages would read 30,000 windows).
+        want = min(FIRST_WINDOW, WINDOW)
+        reads = ReusedReads(self.handle)
+        text = bytearray()  # the escaped text of each window, reused (a window is done before the next)
         while True:
-            chunk = read_range(self.handle, min(want, size - pos), pos) if pos < size else b""
+            # ``chunk`` and ``data`` are reused by the next window (each is searched before it).
+            chunk = reads.read(min(want, size - pos), pos) if pos < size else b""
             if not chunk:
                 raise _Irregular()
             final = pos + len(chunk) >= size
+            length = len(chunk)  # the whole lines of ``chunk`` this window takes
             if not final:
-                cut = _line_cut(chunk)
-                if cut <= 0:
+                length = _line_cut(chunk)
+                if length <= 0:
                     want *= 2  # a line longer than the window: read more
                     continue
-                chunk = chunk[:cut]
             try:
-                data = deframe(chunk)
+                data = deframe_reusing(chunk, length, text)
             except ValueError:
                 # The message ends in this window (a blank line), or the lines are irregular.
                 if chunk[:1] == b"\n":
                     self.end = pos  # the previous window ended it (and carried nothing)
                     return
-                i = chunk.find(b"\n\n")
+                i = chunk.find(b"\n\n", 0, length)
                 if i < 0:
                     raise _Irregular() from None
-                chunk = chunk[: i + 1]
+                length = i + 1
                 try:
-                    data = deframe(chunk)
+                    data = deframe_reusing(chunk, length, text)
                 except ValueError:
                     raise _Irregular() from None
                 final = True
             if final:
-                self.end = pos + len(chunk)
+                self.end = pos + length
                 yield _Window(pos, data, len(data), True)
                 return
             # The next window starts some whole lines back, holding at least the carry.
-            back, lines = len(chunk), 0
+            back, lines = length, 0
             while back > 0:
                 back = chunk.rfind(b"\n", 0, back - 1) + 1
                 lines += 1
-                if (len(chunk) - back) - 3 * lines >= carry_raw and not _ends_high(chunk, back):
+                if (length - back) - 3 * lines >= carry_raw and not _ends_high(chunk, back):
                     break
             if back <= 0:
                 want *= 2  # the carry needs more than this window: read more
                 continue
-            want = WINDOW
-            carry = len(data) - ((len(chunk) - back) - 3 * lines)
+            want = min(want * 2, WINDOW) if want < WINDOW else WINDOW
+            carry = len(data) - ((length - back) - 3 * lines)
             yield _Window(pos, data, carry, False)
             pos += back
             self.search.next_window_at(pos)

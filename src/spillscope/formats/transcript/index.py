@@ -15,9 +15,13 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
-from ...util.fs import open_reader, open_sized
-from ...util.text import js_normalize, loads_exact, utf8_len
+import orjson
+
+from ...util import native
+from ...util.fs import is_remote, open_reader, open_sized
+from ...util.text import has_surrogates, js_normalize, loads_exact, utf8_len
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from .layout import FRAGMENT_CODE_POINTS, ROLES
 from .reader import iter_transcript
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
@@ -82,9 +86,182 @@ def _index_batch(cur: MessageIndex, ev: Fragment) -> None:
     cur.end = ev.end
 
 
-def _closing(stream: BinaryIO, events: Iterator[Event]) -> Iterator[Event]:
+@dataclass(frozen=True)
+class _Counted:
+    """Fragment lines of the current message counted by the native scanner: the
+    message's new totals after them, their checkpoints, and where they end."""
+
+    lines: int
+    code_points: int
+    utf8_bytes: int
+    newlines: int
+    checkpoints: bytes  # native int64 quadruples, as MessageIndex.checkpoints holds them
+    end: int
+
+
+#: Raw bytes the native scanner reads per step (one :meth:`TranscriptIndex.advance` step).
+NATIVE_CHUNK = 1 << 20
+_NATIVE_HEADERS = {role: role.encode() + b"\n\n" for role in ROLES}
+
+
+def _closing(stream: BinaryIO, events: Iterator[Event | _Counted]) -> Iterator[Event | _Counted]:
     with stream:
         yield from events
+
+
+def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event | _Counted]:
+    """The parser's events; with the native scanner, a local file's plain fragment lines
+    are counted by it instead (one C pass per chunk, no decoding). The parser reads the
+    preamble and the metadata; from message 1 on the scanner takes over. A line it does
+    not accept as plain (a lone surrogate, an escaped pair split over two lines) is decoded
+    here as the parser's line-by-line path decodes it, and the scanner goes on after it;
+    anything that path would not accept goes back to the exact parser, which re-reads the
+    file and resumes at that line (so every error and its location are the parser's)."""
+    events = iter_transcript(stream, name=path, max_line_bytes=max_line_bytes)
+    nat = native.NATIVE
+    if nat is None or is_remote(path):
+        yield from events
+        return
+    first: MessageStart | None = None
+    for ev in events:
+        yield ev
+        if isinstance(ev, MessageStart):
+            first = ev
+            break
+    if first is None:
+        return
+    events.close()  # type: ignore[attr-defined]  # a generator: the scanner owns the file now
+    fd = stream.fileno()
+    size = os.fstat(fd).st_size
+    buf = bytearray(NATIVE_CHUNK)
+    view = memoryview(buf)
+    k, line, pos = first.index, first.line + 1, first.offset  # line: the last line read
+    lines = cp = nbytes = nl = 0
+    ended = False  # True once message k's end was yielded
+    # The buffer holds file bytes [pos - off, pos - off + n): ``pos`` is at ``off``. It is
+    # read again only when the scan reaches its end (or a line it cuts), never per message
+    # or per irregular line: 30,000 short messages cost their own bytes.
+    n = off = 0
+    at_eof = False
+    while True:
+        if off >= n:
+            # Never past the size fstat gave: what the index reports as done is what it read.
+            n = os.preadv(fd, [view[: min(NATIVE_CHUNK, size - pos)]], pos) if pos < size else 0
+            off = 0
+            at_eof = pos + n >= size
+        status, used, count, cp, nbytes, nl, cps = nat.index_lines(
+            view[off:n], n - off, at_eof, lines, max_line_bytes, pos, cp, nbytes, nl)
+        if count:
+            lines += count
+            line += count
+            yield _Counted(count, cp, nbytes, nl, cps, pos + used)
+        pos += used
+        off += used
+        if status == 0 and not at_eof and off > 0:
+            off = n  # the buffer's whole lines are counted: read on from the line it cuts
+            continue
+        # An irregular line, decoded here when it is all in the buffer (it is, unless it
+        # is longer than the buffer), and the scan goes on after it in the same buffer.
+        stop = buf.find(b"\n", off, n) if status == 2 else -1
+        if stop >= 0 and stop - off <= max_line_bytes:
+            frag = _fragment_line(bytes(view[off:stop]), line + 1, pos)
+            if frag is not None:
+                text = frag.texts[0]
+                lines, line = lines + 1, line + 1
+                cp, nbytes, nl = cp + len(text), nbytes + utf8_len(text), nl + text.count("\n")
+                yield frag
+                pos, off = frag.end, stop + 1
+                continue
+        if status == 0 and at_eof and pos >= size and lines:
+            yield MessageEnd(k, pos)  # the file ends after the last fragment line
+            return
+        if status == 1 and lines:
+            yield MessageEnd(k, pos)
+            ended = True
+            role = _native_header(fd, pos + 1, k + 1)
+            if role is not None:
+                header = f"### Message {k + 1}: ".encode() + _NATIVE_HEADERS[role]
+                k, line, pos, off = k + 1, line + 3, pos + 1 + len(header), min(n, off + 1 + len(header))
+                lines = cp = nbytes = nl = 0
+                ended = False
+                yield MessageStart(k, role, line - 1, pos)
+                continue
+        break
+    # Anything else (an irregular line, a file cut off, an odd header): the exact parser.
+    yield from _resume(stream, path, max_line_bytes, k, pos, ended)
+
+
+def _fragment_line(body: bytes, line: int, pos: int) -> Fragment | None:
+    """Fragment line ``line`` (``body``, without its newline, at file offset ``pos``) as
+    the parser's line-by-line path (``fragments_slow``) reads it, or None when that path
+    would not accept it as it stands. The index totals of single-line fragments do not
+    depend on how the parser batched them, so counting this one here and the rest
+    natively gives the parser's index."""
+    if body[:1] != b'"':
+        return None
+    try:
+        text = orjson.loads(body)
+        fallback = False
+    except orjson.JSONDecodeError:
+        try:
+            text = loads_exact(body)
+            fallback = True
+        except ValueError:
+            return None
+    if not isinstance(text, str):
+        return None
+    if fallback:
+        text = js_normalize(text)
+    if not 1 <= len(text) <= FRAGMENT_CODE_POINTS:
+        return None
+    return Fragment([text], line, pos, [body], fallback and has_surrogates(text))
+
+
+def _native_header(fd: int, at: int, k: int) -> str | None:
+    """The role when the file holds exactly the writer's header of message ``k`` and the
+    blank line after it at ``at``, followed by more bytes (a fragment line or not)."""
+    head = os.pread(fd, 64, at)
+    prefix = f"### Message {k}: ".encode()
+    if not head.startswith(prefix):
+        return None
+    for role, rest in _NATIVE_HEADERS.items():
+        if head.startswith(rest, len(prefix)) and len(head) > len(prefix) + len(rest):
+            return role
+    return None
+
+
+def _resume(stream: BinaryIO, path: str, max_line_bytes: int, k: int, offset: int,
+            ended: bool) -> Iterator[Event]:
+    """The exact parser's events from message ``k``'s fragment line at ``offset`` on (or,
+    when ``ended``, from after message ``k``): it parses the file again from the start
+    and drops what the scanner already yielded."""
+    stream.seek(0)
+    current = 0
+    for ev in iter_transcript(stream, name=path, max_line_bytes=max_line_bytes):
+        if isinstance(ev, TranscriptMetadata):
+            continue
+        if isinstance(ev, MessageStart):
+            current = ev.index
+            if current <= k:
+                continue
+        elif isinstance(ev, (Fragment, MessageEnd)) and (current < k or (current == k and ended)):
+            continue
+        elif isinstance(ev, Fragment) and current == k:
+            ev = _lines_from(ev, offset)
+            if not ev.raw:
+                continue
+        yield ev
+
+
+def _lines_from(ev: Fragment, offset: int) -> Fragment:
+    """The lines of a batch that start at or after file ``offset``."""
+    at, i = ev.offset, 0
+    while i < len(ev.raw) and at < offset:
+        at += len(ev.raw[i]) + 1
+        i += 1
+    if i == 0:
+        return ev
+    return Fragment(ev.texts[i:], ev.line + i, at, ev.raw[i:], ev.surrogates and i < len(ev.raw))
 
 
 class TranscriptIndex:
@@ -103,7 +280,7 @@ class TranscriptIndex:
         stream, self.size = open_sized(path)  # one open (one GET on S3) for both
         self.done = False
         self.indexed_bytes = 0
-        self._events = _closing(stream, iter_transcript(stream, name=path, max_line_bytes=max_line_bytes))
+        self._events = _closing(stream, _events(stream, path, max_line_bytes))
         self._current: MessageIndex | None = None
         self._lock = threading.RLock()
         #: Why indexing stopped before the end of the file, if it did.
@@ -171,9 +348,15 @@ class TranscriptIndex:
                 except TranscriptError:
                     return
 
-    def _apply(self, ev: Event) -> None:
+    def _apply(self, ev: Event | _Counted) -> None:
         cur = self._current
-        if isinstance(ev, Fragment):
+        if isinstance(ev, _Counted):
+            assert cur is not None
+            cur.fragments += ev.lines
+            cur.code_points, cur.utf8_bytes, cur.newlines = ev.code_points, ev.utf8_bytes, ev.newlines
+            cur.checkpoints.frombytes(ev.checkpoints)
+            cur.end = self.indexed_bytes = ev.end
+        elif isinstance(ev, Fragment):
             assert cur is not None
             _index_batch(cur, ev)
             self.indexed_bytes = cur.end
