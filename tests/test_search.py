@@ -586,3 +586,41 @@ def test_a_transcript_of_many_short_messages_costs_its_own_bytes(tmp_path: Path,
                 if isinstance(ev, A._Located)]
     assert hits == [(1, 16), (501, 18), (1001, 19), (1501, 19)]
     assert sum(read) < 8 * os.path.getsize(path) + (1 << 20)
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+@pytest.mark.parametrize("seed", range(8))
+def test_every_hit_shows_the_context_the_exact_text_has_wherever_windows_end(
+        tmp_path: Path, seed: int, scanners: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit's context is the exact text around it (to the line's end, at most CONTEXT code
+    points), not cut where a read window happened to start or end."""
+    from spillscope.inspect.search_records import _hit
+
+    rng = random.Random(seed)
+    words = ["spill", "needle", "store", " ", " ", "界", "😀", '"', "\\", "\x01", "\ud800", "e\u0301"]
+    texts = ["".join(rng.choice(words) for _ in range(rng.randint(200, 900))) for _ in range(3)]
+    path = tmp_path / "000000000001-session-reference-1.txt"
+    path.write_bytes(_irregular_transcript(texts, rng) if seed % 2 else js_utf8(render_transcript(
+        {"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+         "conversation": [{"role": "user", "text": t} for t in texts]}, 3)))
+    exact = [m.text for m in read_transcript(path).messages]
+    monkeypatch.setattr(T, "WINDOW", rng.choice([700, 1500, 4000]))
+    monkeypatch.setattr(TL, "WINDOW", rng.choice([600, 1300]))
+
+    def ideal(text: str, s: int, e: int) -> tuple[str, str]:
+        h = _hit(s, e, 0, 0, text[:s], text[s:e], text[e:])
+        return h.before, h.after
+
+    with using(scanners):
+        for pattern in (S.Pattern("needle"), S.Pattern("sto", regex=True), S.Pattern("SPILL", ignore_case=True)):
+            got = [ev for ev in S.search_transcript(str(path), pattern) if isinstance(ev, A._Located)]
+            assert len(got) == sum(len(_finditer(t, pattern)) for t in exact)
+            for ev in got:
+                assert (ev.hit.before, ev.hit.after) == ideal(exact[ev.message - 1], ev.hit.start, ev.hit.end)
+            tool = tmp_path / "000000000100-bash.txt"
+            tool.write_bytes(js_utf8(texts[0]))
+            whole = js_utf8(texts[0]).decode()
+            hits = list(S.search_tool_output(str(tool), pattern))
+            assert [(h.start, h.end) for h in hits] == _finditer(whole, pattern)
+            for h in hits:
+                assert (h.before, h.after) == ideal(whole, h.start, h.end)

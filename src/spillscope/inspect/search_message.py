@@ -16,6 +16,10 @@ from ..util.text import utf8_len
 from .search_pattern import REGEX_OVERLAP, Pattern, matches_after
 from .search_records import CONTEXT, MessageHit, _hit
 
+#: Escaped bytes that always hold a hit's CONTEXT code points (at most 6 bytes each, as
+#: ``\u0001``), plus one more: an edge that falls inside an escape moves to its end.
+CONTEXT_BYTES = (CONTEXT + 1) * 6
+
 # One message, searched window by window ------------------------------------------------
 @dataclass
 class _Window:
@@ -53,13 +57,21 @@ class _MessageSearch:
         self.last_end = -1  # code point where the last hit ended (hits never overlap)
         #: True when a window was counted to its carry point: the next window starts there.
         self._pending_next = False
+        #: Decoded text (a hit's worth of context) before the next window, and the raw offset
+        #: of the window it precedes; ``_lead`` is it for the window being searched.
+        self._tail = ""
+        self._tail_raw = -1
+        self._tail_pending = False
+        self._lead = ""
         #: Decoded text just before the next window (for lookbehind), valid at ``_context_end``.
         self._context = ""
         self._context_end = -1
 
     def carry_bytes(self) -> int:
+        # The overlap a match may need, plus a hit's context after it: a hit just before the
+        # carry point shows the same context as one in the middle of a window.
         if self.needle is not None:
-            return max(0, len(self.needle) - 1)
+            return max(0, len(self.needle) - 1) + CONTEXT_BYTES
         return REGEX_OVERLAP * 6
 
     def done(self) -> bool:
@@ -78,10 +90,25 @@ class _MessageSearch:
         if self.done():
             return
         data = w.data
+        # The previous window's text just before this one (a hit near the window's start shows
+        # its context from there), when this window starts where that one said.
+        self._lead = self._tail if w.raw_start == self._tail_raw else ""
         if self.needle is not None and self.codec.canonical(data):
             yield from self._bytes_window(w)
         else:
             yield from self._text_window(w)
+        if not w.final and not self.done():
+            self._keep_tail(data, w.carry)
+
+    def _keep_tail(self, data: bytes | bytearray, carry: int) -> None:
+        lo = max(0, carry - CONTEXT_BYTES)
+        while lo < carry and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
+            lo += 1
+        tail = self.codec.decode(data[lo:carry])
+        if lo == 0:
+            tail = self._lead + tail  # a short window: the text before it still counts
+        self._tail = tail[-CONTEXT:]
+        self._tail_pending = True
 
     def _bytes_window(self, w: _Window) -> Iterator[MessageHit]:
         data, needle, codec = w.data, self.needle, self.codec
@@ -140,6 +167,8 @@ class _MessageSearch:
             q = s
             mb = utf8_len(text[s:e])
             before = text[max(0, s - CONTEXT * 4) : s]
+            if s < CONTEXT * 4 and not lead:
+                before = self._lead + before  # no text of its own before this window
             after = text[e : e + CONTEXT * 4]
             yield _hit(base_cp + s, base_cp + e, nb, nb + mb, before, text[s:e], after)
             self.last_end = base_cp + e
@@ -159,12 +188,18 @@ class _MessageSearch:
         if self._pending_next:
             self.known_raw = raw
             self._pending_next = False
+        if self._tail_pending:
+            self._tail_raw = raw
+            self._tail_pending = False
 
     def _context_bytes(self, data: bytes | bytearray, p: int, e: int) -> tuple[str, str]:
-        lo = max(0, p - CONTEXT * 6)
+        lo = max(0, p - CONTEXT_BYTES)
         while lo < p and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
             lo += 1
-        hi = min(len(data), e + CONTEXT * 6)
+        hi = min(len(data), e + CONTEXT_BYTES)
         while hi > e and hi < len(data) and (data[hi] & 0xC0 == 0x80 or not self.codec.boundary(data, hi)):
             hi -= 1
-        return self.codec.decode(data[lo:p]), self.codec.decode(data[e:hi])
+        before = self.codec.decode(data[lo:p])
+        if lo == 0:
+            before = self._lead + before  # the window starts within a hit's context
+        return before, self.codec.decode(data[e:hi])

@@ -50,7 +50,10 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("slash", "filter", "Filter"),
+        # Priority: the app handles "/" as it reads it, so the keys typed right after it
+        # ("/Research", fast or pasted) already go to the box (check_action lets "/" type
+        # itself into any input).
+        Binding("slash", "filter", "Filter", priority=True),
         Binding("f", "cycle_code", "Finding filter"),
         Binding("p", "toggle_pause", "Pause watch"),
         Binding("r", "refresh", "Rescan"),
@@ -292,6 +295,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         # change a tree nobody sees (and the footer would offer "/ Filter" where / searches).
         if action in ("filter", "cycle_code") and len(self.screen_stack) > 1:
             return False
+        if action == "filter" and isinstance(self.focused, Input):
+            return False  # "/" is text there (a path in the filter box)
         return True
 
     def action_help(self) -> None:
