@@ -51,7 +51,7 @@ class Artifact(NamedTuple):
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class SessionDir:
     path: str
     name: str
@@ -116,24 +116,28 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
     if not stat.S_ISDIR(st.st_mode):
         return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False), []
     try:
-        entries = sorted(os.scandir(root), key=_NAME)
+        names = os.listdir(root)
     except OSError as exc:
         return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))]), []
     plan: list[Finding | SessionSpec] = []
-    for entry in entries:
-        path = entry.path
+    names.sort()
+    names.reverse()  # popped in name order, each path made as it is used (see scan_session_dir)
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    while names:
+        name = names.pop()
+        path = prefix + name
         try:
-            est = entry.stat(follow_symlinks=False)
+            est = os.lstat(path)
         except OSError as exc:
             plan.append(finding("unreadable", path=path, detail=f"vanished or unreadable: {exc.strerror or exc}"))
             continue
-        m = SESSION_DIR.match(entry.name)
+        m = SESSION_DIR.match(name)
         if stat.S_ISLNK(est.st_mode):
             plan.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
         elif m is None or not stat.S_ISDIR(est.st_mode):
             plan.append(finding("unexpected-entry", path=path, detail=f"{file_type(est.st_mode)} not written by the local backend"))
         else:
-            plan.append((path, entry.name, m.group(1), stat.S_IMODE(est.st_mode)))
+            plan.append((path, name, m.group(1), stat.S_IMODE(est.st_mode)))
     return None, plan
 
 
@@ -177,7 +181,7 @@ def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[Sessi
     # twice as much per artifact at 500,000 as at 50,000.
     names.sort()
     names.reverse()
-    prefix = path + os.sep
+    prefix = path if path.endswith(os.sep) else path + os.sep
     append, pop = session.artifacts.append, names.pop
     while names:
         child = pop()
