@@ -97,6 +97,59 @@ def test_verify_retention(demo):
     assert json.loads(proc.stdout)["summary"]["past-retention"] == 5
 
 
+@pytest.mark.parametrize("odd", ["plain", "\x7f", "\u00e9", "\udcff", "\U0001F600\x1b"])
+def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
+    """verify --json encodes its findings a chunk at a time; the text must be what one
+    ascii_json call on the whole report gives, whichever chunk holds the odd name (DEL is
+    raw where all is ASCII, escaped where anything is not; non-ASCII and lone surrogates
+    are escaped)."""
+    from spillscope.frontends.cli.output import CHUNK
+    from spillscope.inspect.listing import ascii_json
+
+    sdir = tmp_path / "root" / "session-000000000001"
+    sdir.mkdir(parents=True, mode=0o700)
+    (tmp_path / "logs").mkdir()
+    names = [f"{i:012x}-bash.txt" for i in range(CHUNK + 2)]
+    # Findings come in name order, the scan's first: the DEL name's (index 0), a 0644
+    # file's each (1 to CHUNK), the odd name's (CHUNK + 1): DEL alone in the first chunk.
+    names[0] = "000000000000-b\x7fsh.txt"
+    names[CHUNK + 1] = f"{CHUNK + 1:012x}-b{odd}sh.txt"  # \udcff: the byte 0xff, undecodable
+    for i, name in enumerate(names):
+        fd = os.open(os.fsencode(sdir / name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.fchmod(fd, 0o644 if 0 < i <= CHUNK else 0o600)
+        os.close(fd)
+    proc = run("verify", str(tmp_path / "root"), "--logs", str(tmp_path / "logs"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    text, whole = proc.stdout.decode("ascii"), ascii_json(report) + "\n"
+    at = next((i for i, (a, b) in enumerate(zip(text, whole)) if a != b), min(len(text), len(whole)))
+    if text != whole:  # not an assert: pytest's diff of two megabyte strings takes minutes
+        pytest.fail(f"differs at {at}: {text[at - 20 : at + 20]!r} vs {whole[at - 20 : at + 20]!r}")
+    orphans = [f["path"] for f in report["findings"] if f["code"] == "orphan-artifact"]
+    assert orphans == [str(sdir / n) for n in names]
+
+
+def test_write_json_members_matches_ascii_json_at_every_chunk_size():
+    from spillscope.frontends.cli.output import Chunked, write_json_members
+    from spillscope.inspect.listing import ascii_json
+    import io
+
+    texts = ["a", "\x7f", "\u00e9", "\ud800", "\n\"\\\x1b", "\U0001F600"]
+    for n in range(8):
+        for odd in range(len(texts)):
+            items = ["\x7f"] + [texts[0]] * n + [texts[odd]]
+            for chunk in (1, 2, 3, 4096):
+                members = {"before": {"k": [1, None, True]}, "items": Chunked(items, lambda t: {"text": t, "n": 1}),
+                           "after": texts[odd] if n == 0 else "a"}
+                out = io.StringIO()
+                write_json_members(out, members, chunk)
+                whole = dict(members, items=[{"text": t, "n": 1} for t in items])
+                assert out.getvalue() == ascii_json(whole) + "\n", (n, odd, chunk)
+    out = io.StringIO()
+    write_json_members(out, {"none": Chunked([], str), "ok": True})
+    assert out.getvalue() == '{"none":[],"ok":true}\n'
+
+
 def test_cat_json_is_exact_for_every_upstream_transcript(manifest):
     for art in manifest["artifacts"]:
         if art["kind"] != "session-reference-transcript":

@@ -35,8 +35,11 @@ CODES: dict[str, tuple[Severity, str]] = {
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
+    """One problem and where it is. Slotted: a wide root gives one per artifact (an orphan
+    each), and an instance dict per finding was most of their memory."""
+
     code: str
     severity: Severity
     path: str | None = None

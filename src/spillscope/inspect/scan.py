@@ -20,6 +20,9 @@ from ..util.fs import file_type
 from .findings import Finding, finding
 
 _NAME = operator.attrgetter("name")
+#: Every permission value as one shared int: ``st_mode & 0o7777`` makes a new int object
+#: per artifact (above 256 ints are not cached), and a wide root holds one per file.
+_PERMS = list(range(0o10000))
 ArtifactKind = Literal["session-reference-transcript", "tool-output", "unknown"]
 SESSION_DIR = re.compile(r"^session-([0-9a-f]{12})\Z")
 ARTIFACT = re.compile(r"^([0-9a-f]{12})-(.+)\Z", re.S)
@@ -48,7 +51,7 @@ class Artifact(NamedTuple):
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class SessionDir:
     path: str
     name: str
@@ -113,24 +116,28 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
     if not stat.S_ISDIR(st.st_mode):
         return RootScan(root, [], [finding("unreadable", path=root, detail="spill root is not a directory")], exists=False), []
     try:
-        entries = sorted(os.scandir(root), key=_NAME)
+        names = os.listdir(root)
     except OSError as exc:
         return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))]), []
     plan: list[Finding | SessionSpec] = []
-    for entry in entries:
-        path = entry.path
+    names.sort()
+    names.reverse()  # popped in name order, each path made as it is used (see scan_session_dir)
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    while names:
+        name = names.pop()
+        path = prefix + name
         try:
-            est = entry.stat(follow_symlinks=False)
+            est = os.lstat(path)
         except OSError as exc:
             plan.append(finding("unreadable", path=path, detail=f"vanished or unreadable: {exc.strerror or exc}"))
             continue
-        m = SESSION_DIR.match(entry.name)
+        m = SESSION_DIR.match(name)
         if stat.S_ISLNK(est.st_mode):
             plan.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
         elif m is None or not stat.S_ISDIR(est.st_mode):
             plan.append(finding("unexpected-entry", path=path, detail=f"{file_type(est.st_mode)} not written by the local backend"))
         else:
-            plan.append((path, entry.name, m.group(1), stat.S_IMODE(est.st_mode)))
+            plan.append((path, name, m.group(1), stat.S_IMODE(est.st_mode)))
     return None, plan
 
 
@@ -160,21 +167,45 @@ def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = Non
 
 def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding]]:
     """One session dir's artifacts and findings (``lstat`` only; symlinks not followed)."""
-    session, findings, children = open_session_dir(path, name, hash_, mode)
-    append = session.artifacts.append
-    for child in children:
-        art = scan_entry(child, name, findings)
-        if art is not None:
-            append(art)
+    session, findings = _session_head(path, name, hash_, mode)
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
+        return session, findings
+    # Names, not DirEntry objects, sorted, then taken off the end of the reversed list:
+    # each artifact's path string is made (and lstat'ed) in name order, next to its
+    # Artifact, and each name's DirEntry never exists. With DirEntries, the paths lay in
+    # directory (hash) order and every later pass over the artifacts -- the path index,
+    # the orphan check, the JSON -- jumped about memory: on a wide dir those passes cost
+    # twice as much per artifact at 500,000 as at 50,000.
+    names.sort()
+    names.reverse()
+    prefix = path if path.endswith(os.sep) else path + os.sep
+    append, pop = session.artifacts.append, names.pop
+    while names:
+        child = pop()
+        child_path = prefix + child
+        try:
+            cst = os.lstat(child_path)
+        except OSError as exc:
+            findings.append(finding("unreadable", path=child_path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
+            continue
+        append(artifact_from_lstat(child_path, child, cst, name, findings))
     return session, findings
+
+
+def _session_head(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding]]:
+    """An empty :class:`SessionDir` and the findings about the dir itself."""
+    findings: list[Finding] = []
+    if mode & 0o077:
+        findings.append(finding("insecure-permissions", path=path, detail=f"session dir mode {mode:04o} (expected 0700)"))
+    return SessionDir(path, name, hash_, mode), findings
 
 
 def open_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding], list[os.DirEntry[str]]]:
     """An empty :class:`SessionDir`, its own findings, and its entries in name order."""
-    findings: list[Finding] = []
-    session = SessionDir(path, name, hash_, mode)
-    if mode & 0o077:
-        findings.append(finding("insecure-permissions", path=path, detail=f"session dir mode {mode:04o} (expected 0700)"))
+    session, findings = _session_head(path, name, hash_, mode)
     try:
         children = sorted(os.scandir(path), key=_NAME)
     except OSError as exc:
@@ -191,20 +222,26 @@ def scan_entry(child: os.DirEntry[str], session_name: str, findings: list[Findin
     except OSError as exc:
         findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
         return None
-    suggested, kind = classify_name(child.name)
+    return artifact_from_lstat(child.path, child.name, cst, session_name, findings)
+
+
+def artifact_from_lstat(path: str, name: str, cst: os.stat_result, session_name: str, findings: list[Finding]) -> Artifact:
+    """The :class:`Artifact` at ``path`` (file name ``name``) from its ``lstat`` result,
+    the findings that result and the name show appended to ``findings``."""
+    suggested, kind = classify_name(name)
     fmt = cst.st_mode & 0o170000
     is_link, is_reg = fmt == stat.S_IFLNK, fmt == stat.S_IFREG
-    art = Artifact(child.path, session_name, child.name, suggested, kind, cst.st_size, cst.st_mtime,
-                   cst.st_mode & 0o7777, is_link, is_reg)
+    art = Artifact(path, session_name, name, suggested, kind, cst.st_size, cst.st_mtime,
+                   _PERMS[cst.st_mode & 0o7777], is_link, is_reg)
     if is_link:
-        findings.append(finding("symlink", path=child.path, detail=f"symlink to {_readlink(child.path)}; not followed"))
+        findings.append(finding("symlink", path=path, detail=f"symlink to {_readlink(path)}; not followed"))
     elif not is_reg:
-        findings.append(finding("unexpected-entry", path=child.path, detail=f"{file_type(cst.st_mode)} where an artifact file belongs"))
+        findings.append(finding("unexpected-entry", path=path, detail=f"{file_type(cst.st_mode)} where an artifact file belongs"))
     else:
         if art.mode != 0o600:
-            findings.append(finding("insecure-permissions", path=child.path, detail=f"file mode {art.mode:04o} (expected 0600)"))
+            findings.append(finding("insecure-permissions", path=path, detail=f"file mode {art.mode:04o} (expected 0600)"))
         if kind == "unknown":
-            findings.append(finding("unexpected-entry", path=child.path, detail="file name is not <12 hex>-<encoded name>"))
+            findings.append(finding("unexpected-entry", path=path, detail="file name is not <12 hex>-<encoded name>"))
     return art
 
 

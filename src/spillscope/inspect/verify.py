@@ -39,7 +39,7 @@ from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_
 from ..spill.naming import session_dir_name
 from .blind import _Blind
 from .expiry import forecast_past_retention, named_artifacts
-from .findings import SEVERITY_RANK, Finding, finding
+from .findings import CODES, SEVERITY_RANK, Finding
 from .link_reference import MAX_SAFE, _link_reference
 from .link_tool import _link_tool_spill
 from .links import ArtifactCheck, LinkStatus, ReferenceLink, ToolSpillLink
@@ -192,10 +192,11 @@ def _inspect_root(
         findings.extend(forecast_past_retention(scan, retention_seconds, now, session_ids, named_artifacts(links)))
 
     if logs is not None:
+        # One per artifact on a root no log names: built positionally (no keyword dict each).
+        severity, detail, add = CODES["orphan-artifact"][0], "no notice in the logs names this artifact", findings.append
         for art in by_path.values():
             if art.is_regular and art.path not in named:
-                findings.append(finding("orphan-artifact", path=art.path, session=session_ids.get(art.session_dir),
-                                        detail="no notice in the logs names this artifact"))
+                add(Finding("orphan-artifact", severity, art.path, None, session_ids.get(art.session_dir), None, detail))
     return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids)
 
 

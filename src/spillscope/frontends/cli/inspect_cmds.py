@@ -17,7 +17,7 @@ from ...util.text import loads_exact
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...inspect.listing import listing, listing_json
 from .args import UsageError, check_root
-from .output import cell, write_json
+from .output import Chunked, cell, write_json, write_json_members
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -101,8 +101,8 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     status = 1 if failing or cov.none_checked else 0
     args.exit_status = status  # kept if the reader of our output goes away (`| head`)
     if args.json:
-        write_json(out, {"summary": ins.summary(), "findings": [f.to_json() for f in ins.findings],
-                          "failOn": sorted(args.fail_on), "notices": cov.to_json(), "ok": status == 0})
+        write_json_members(out, {"summary": ins.summary(), "findings": Chunked(ins.findings, Finding.to_json),
+                                 "failOn": sorted(args.fail_on), "notices": cov.to_json(), "ok": status == 0})
         return status
     out.write(f"verified {cell(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, "
               f"{count(cov.found, 'notice')} found, {cov.checked} checked, {count(len(ins.findings), 'finding')}\n")
