@@ -116,12 +116,14 @@ def _find_notice(text: str, accept: Any) -> tuple[int, int, Any] | None:
     start = 0
     while True:
         nxt = text.find(SEPARATOR + OPEN, start)
-        candidate = text[start : len(text) - len(CLOSE) if nxt < 0 else nxt]
-        location = candidate.find(LOCATION, len(OPEN))
-        if candidate.startswith(OPEN) and location >= 0:
-            accepted = accept(candidate[len(OPEN) : location])
+        # The candidate is text[start:end]; searched in place, never copied (a tool result
+        # can be a 100 MB line, and every copy of it is paid in page faults).
+        end = len(text) - len(CLOSE) if nxt < 0 else nxt
+        location = text.find(LOCATION, start + len(OPEN), end)
+        if text.startswith(OPEN, start, end) and location >= 0:
+            accepted = accept(text[start + len(OPEN) : location])
             if accepted is not None and accepted is not False:
-                after = start + location + len(LOCATION)
+                after = location + len(LOCATION)
                 # Upstream answers here either way; no later candidate can have a ". " after it.
                 return (start, after, accepted) if text.find(GUIDANCE_SEPARATOR, after) >= 0 else None
         if nxt < 0:
