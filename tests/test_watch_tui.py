@@ -79,6 +79,9 @@ async def test_status_is_stale_when_the_watch_stops_and_r_restarts_it(tmp_path, 
         yield from real(self)
 
     monkeypatch.setattr(watch_mod.LocalWatcher, "batches", batches)
+    # The watcher in this process (a child's would not see the patch; a child that
+    # dies is tests/test_watch_child.py's).
+    monkeypatch.setattr(SpillscopeApp, "watch_in_child", False)
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.watch_state == "stale")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import AsyncIterator, Iterator
+from typing import AsyncGenerator, Iterator
 
 from .watch_events import STATUS_EVENTS, ChangeEvent, EventKind, Watcher, root_problem
 from .watch_local import LocalWatcher
@@ -66,7 +66,7 @@ def watch_root(
     return open_watcher(root, stop=stop, tick_ms=tick_ms, initial=initial).batches()
 
 
-async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) -> AsyncIterator[list[ChangeEvent]]:
+async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) -> AsyncGenerator[list[ChangeEvent], None]:
     """The same as :func:`watch_root`, from a thread, for asyncio callers (TUI, notebook).
 
     If the watching thread fails, a last ``stale`` event says so before the end. Batches

@@ -66,6 +66,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     #: Watch events applied to the tree at once, path by path (see inspect.livepatch);
     #: False: every change waits for a pass over the whole root, as before.
     live_patch = True
+    #: A local root's watcher in a child process (inspect.watch_child); False: a thread here.
+    watch_in_child = True
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 

@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 
 from ...inspect.livepatch import apply_events
 from ...inspect.watch import ChangeEvent, awatch_root
+from ...inspect.watch_child import awatch_root_child
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -35,6 +36,7 @@ class LiveWatch(_AppBase):
         root_missing: reactive[bool] = reactive(False)
         root_path: str
         live_patch: bool
+        watch_in_child: bool
         inspection: Inspection | None
         pending_changes: int
         patches: int
@@ -68,8 +70,12 @@ class LiveWatch(_AppBase):
         self.set_watch_state("starting")
         # A root given as a symlink was resolved at start (see __init__); a root
         # *replaced* by a symlink later is reported, not followed.
+        # A local root's watcher runs in a child process: in this one it waited for the GIL
+        # behind the interface and the verification (issue 13; docs/benchmarks.md).
+        local = not self.root_path.startswith("s3://")
+        batches = awatch_root_child(self.root_path) if self.watch_in_child and local else awatch_root(self.root_path)
         try:
-            async for batch in awatch_root(self.root_path):
+            async for batch in batches:
                 for ev in batch:
                     if ev.event == "live":
                         self.set_watch_state("live")
@@ -86,6 +92,7 @@ class LiveWatch(_AppBase):
                 self.apply_watch_batch(batch)
                 self.schedule_rescan()
         finally:
+            await batches.aclose()  # its child process ends now, not when the generator is collected
             if not get_current_worker().is_cancelled and self.is_running and self.watch_state != "stale":
                 self.set_watch_state("stale", "the watch stopped")
 

@@ -1,0 +1,133 @@
+"""The watch in a child process (inspect.watch_child), as the TUI runs it: a child that
+dies or stops answering makes the status stale (never "● live"), `r` starts a new one,
+and the child never outlives its parent, however the parent ends."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from spillscope.frontends.demo import write_demo
+from spillscope.frontends.tui.app import SpillscopeApp
+from spillscope.inspect.watch_child import awatch_root_child
+from test_tui import status_text, wait_for
+from test_watch_tui import artifact_keys
+
+
+def _watch_children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            out += [int(p) for p in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except OSError:
+        pass
+    return [p for p in out if b"spillscope.inspect.watch_child" in _cmdline(p)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def _agone_within(pid: int, seconds: float) -> bool:
+    """The same, letting the loop run (the app's workers end on it)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_a_killed_watch_child_is_stale_with_its_reason_and_r_starts_another(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    app = SpillscopeApp(str(demo.root), str(demo.logs))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.watch_state == "live", timeout=10)
+        (child,) = _watch_children(os.getpid())
+        os.kill(child, signal.SIGKILL)
+        await wait_for(pilot, lambda: app.watch_state == "stale", timeout=5)
+        status = status_text(app)
+        assert "live" not in status and "the watch process ended (exit status -9)" in status
+        assert "r rescans and restarts the watch" in status
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.watch_state == "live", timeout=10)
+        assert "● live" in status_text(app)
+        (again,) = _watch_children(os.getpid())
+        assert again != child
+        session = next(p for p in demo.root.iterdir() if p.is_dir())
+        new = session / "defdefdefdef-bash.txt"
+        new.write_text("x")
+        await wait_for(pilot, lambda: str(new) in artifact_keys(app), timeout=5)
+    assert await _agone_within(again, 5), "the watch child outlived the app"
+
+
+async def test_a_child_that_stops_answering_is_stale_until_it_answers_again(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    agen = awatch_root_child(str(root), stall_after=1.0)
+    try:
+        first = await asyncio.wait_for(agen.__anext__(), 10)
+        assert [ev.event for ev in first] == ["live"]
+        (child,) = _watch_children(os.getpid())
+        os.kill(child, signal.SIGSTOP)
+        try:
+            stalled = await asyncio.wait_for(agen.__anext__(), 5)
+            assert [ev.event for ev in stalled] == ["stale"]
+            assert "has not answered for 1 s" in (stalled[0].detail or "")
+        finally:
+            os.kill(child, signal.SIGCONT)
+        back = await asyncio.wait_for(agen.__anext__(), 5)
+        assert back[-1].event == "live"
+    finally:
+        await agen.aclose()
+    assert await _agone_within(child, 5)
+
+
+PARENT = r'''
+import asyncio, sys
+from spillscope.inspect.watch_child import awatch_root_child
+async def main():
+    async for batch in awatch_root_child(sys.argv[1]):
+        print("ready", flush=True)
+asyncio.run(main())
+'''
+
+
+def test_the_child_does_not_outlive_a_killed_parent(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None and parent.stdout.readline().strip() == "ready"
+        (child,) = _watch_children(parent.pid)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        assert _gone_within(child, 5), "the watch child outlived its killed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
