@@ -131,3 +131,32 @@ def test_the_child_does_not_outlive_a_killed_parent(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+async def test_a_child_that_cannot_start_is_stale_with_the_reason(tmp_path, monkeypatch):
+    # Out of processes or descriptors: a stale event saying so, not an exception that takes
+    # the TUI's worker (and with it the app) down.
+    def refuse(*args, **kwargs):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    batches = [b async for b in awatch_root_child(tmp_path)]
+    assert [[(ev.event, ev.path) for ev in b] for b in batches] == [[("stale", str(tmp_path))]]
+    assert "could not start" in batches[0][0].detail and "Too many open files" in batches[0][0].detail
+
+
+async def test_the_child_does_not_import_from_the_working_directory(tmp_path, monkeypatch):
+    # A json.py where the user stands must not shadow the standard library in the child.
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    (cwd / "json.py").write_text("raise SystemExit('shadowed json imported')\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.chdir(cwd)
+    gen = awatch_root_child(root)
+    try:
+        (root / "session-0123456789ab").mkdir()
+        batch = await asyncio.wait_for(gen.__anext__(), 20)
+        assert not any(ev.event == "stale" for ev in batch), batch
+    finally:
+        await gen.aclose()

@@ -1,7 +1,7 @@
 """The watch of a local root run in a child process, for a caller whose own process is busy.
 
 :func:`awatch_root_child` is :func:`.watch.awatch_root` with the watcher in a child
-process (``python -m spillscope.inspect.watch_child ROOT``): in the TUI the watcher
+process (``python -P -c …`` running :func:`_child` on ROOT): in the TUI the watcher
 thread waited for the GIL behind the interface and the verification, which roughly
 doubled its write→batch time under churn; in its own process it runs as
 ``spillscope watch`` does.
@@ -54,13 +54,21 @@ async def awatch_root_child(root: str | os.PathLike[str], *, initial: bool = Fal
     loop = asyncio.get_running_loop()
     where = os.path.abspath(os.fspath(root))
     queue: asyncio.Queue[list[ChangeEvent] | None] = asyncio.Queue()
-    # The child imports this checkout's package, whatever the caller's sys.path came from.
+    # The child imports this package, whatever the caller's sys.path came from: its parent
+    # dir goes *last* on the child's path, and -P keeps the working directory off it, so a
+    # user's json.py or asyncio.py beside them cannot shadow the standard library.
     package_parent = str(Path(__file__).resolve().parent.parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spillscope.inspect.watch_child", where, *(["--initial"] if initial else [])],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-        start_new_session=True, close_fds=True)
+    boot = (f"import sys; sys.path.append({package_parent!r}); "
+            "from spillscope.inspect.watch_child import _child; raise SystemExit(_child(sys.argv[1:]))")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-c", boot, where, *(["--initial"] if initial else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, close_fds=True)
+    except (OSError, ValueError) as exc:
+        # No child (out of processes or descriptors, no interpreter): said, as any end is.
+        yield [ChangeEvent("stale", where, None, None, f"the watch process could not start ({exc})")]
+        return
     stderr_tail: deque[bytes] = deque(maxlen=20)
     stopping = threading.Event()
     heard = [time.monotonic()]  # when the child's last line came (read in its thread)
