@@ -101,6 +101,11 @@ async def test_without_live_patch_the_same_change_waits_for_a_pass(tmp_path, mon
     app = SpillscopeApp(str(demo.root), str(demo.logs))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.verified and app.watch_state == "live", timeout=20)
+        # No pass in flight when the gate closes: one started by the watch's first events
+        # (late on a loaded machine) would hold the gate, and the change's pass queue behind it.
+        await wait_for(pilot, lambda: passes.started == passes.finished, timeout=20)
+        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: passes.started == passes.finished, timeout=20)
         passes.close()
         started = passes.started
         session = next(p for p in demo.root.iterdir() if p.is_dir())
