@@ -102,6 +102,85 @@ def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut
     assert a == b
 
 
+STATS_ATOMS = [b'"', b"\n", b"\\", b"u", b"/", b"a", b"D", b"8", b"0", b"d", b"e", b"n", b"\xc3", b"\xa9",
+               b"\\ud83d", b"\\uDE00", b"\\ud800\\udc00", b"\\u00e9", b"\\u4e16", b"\\u0000", b"\\n", b'\\"',
+               b"\\\\", b"\x01", b"\x7f", b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x9f\x98\x80",
+               b"\xe4\xb8\x96", b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe0\x80\xaf",
+               b"\xf0\x80\x80\xaf", b"\x80", b"\xff", b"\xf8", b"plain ascii text ", b"x" * 31]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(body=st.lists(st.sampled_from(STATS_ATOMS), max_size=120).map(b"".join), start=st.integers(0, 20),
+       cut=st.integers(0, 20))
+def test_simd_counts_equal_the_scalar_and_python_ones(body: bytes, start: int, cut: int) -> None:
+    """The counts a search keeps as it goes (16 bytes at a time, UTF-8 validated by SIMD)
+    are the scalar loop's and the decoder's, on text that straddles blocks anywhere."""
+    from spillscope.inspect import search_escapes as E
+
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("no native accelerator here")
+    end = max(start, len(body) - cut)
+    was = nat.simd()
+    try:
+        nat.simd(1)
+        fast = nat.escaped_stats(body, start, end), nat.utf8_stats(body, start, end)
+        nat.simd(0)
+        slow = nat.escaped_stats(body, start, end), nat.utf8_stats(body, start, end)
+    finally:
+        nat.simd(was)
+    assert fast == slow
+    seg = body[start:end]
+    if fast[0] is not None:
+        text = E.decode_escaped(seg)
+        assert fast[0] == (len(text), utf8_len(text))
+    try:
+        plain = seg.decode("utf-8")
+    except UnicodeDecodeError:
+        assert fast[1] is None
+    else:
+        assert fast[1] == (len(plain), len(seg))
+
+
+def test_the_simd_counts_are_used_where_the_cpu_has_them() -> None:
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("no native accelerator here")
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if " ssse3" in flags and " popcnt" in flags:
+        assert nat.simd()
+
+
+@pytest.mark.parametrize("kind", ["transcript", "tool"])
+def test_a_hit_deep_in_a_huge_message_is_counted_without_a_second_read(tmp_path: Path, kind: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native path counts offsets as it reads, so a hit at the end of a message costs
+    one read of the file, not two (the lazy count read everything before the hit again)."""
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    big = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n\x01" * 4000
+    text = big + "the needle at the end"
+    if kind == "transcript":
+        root = write_root(tmp_path, [[text, "after"]])
+    else:
+        root = write_root(tmp_path, [], [text])
+    path = str(next(p for p in root.rglob("*.txt")))
+    monkeypatch.setattr(T, "WINDOW", 4096)
+    monkeypatch.setattr(TL, "WINDOW", 4096)
+    read: list[int] = []
+    pread, preadv = os.pread, os.preadv
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(sum(map(len, bufs))) or preadv(fd, bufs, at))
+    pattern = S.Pattern("needle")
+    if kind == "transcript":
+        hits = [ev.hit for ev in S.search_transcript(path, pattern) if isinstance(ev, A._Located)]
+    else:
+        hits = list(TL.search_tool_output(path, pattern))
+    want = len(big) + 4
+    assert [(h.start, h.end, h.byte_start) for h in hits] == [(want, want + 6, utf8_len(text[:want]))]
+    assert sum(read) < 1.2 * os.path.getsize(path) + (64 << 10)
+
+
 def jsonl(out: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.decode().splitlines()]
 

@@ -6,10 +6,12 @@
  *   canonical              search_escapes.canonical_escapes
  *   find                   bytes.find
  *   escaped_stats          len() and utf8_len() of search_escapes.decode_escaped
+ *   utf8_stats             len() and utf8_len() of bytes.decode("utf-8") (None if invalid)
  *   index_lines            the parser's fragments + TranscriptIndex._index_batch
  * Where the input is anything but the plain, strict JSON text the writer emits, they say
  * so (None, or "irregular") and the Python path decides (and locates any error). The big
- * loops run without the GIL; SSE2 (every x86-64) where it pays, plain C elsewhere.
+ * loops run without the GIL; SSE2 (every x86-64) where it pays, plain C elsewhere; the
+ * counts use SSSE3 where the CPU has it (checked at run time; simd() switches it off).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -264,6 +266,22 @@ static PyObject *native_canonical(PyObject *self, PyObject *args) {
  * status: 0 = more (stopped at the end of the whole lines in buf), 1 = a blank line at
  * ``used`` ends the message, 2 = the line at ``used`` is irregular (or unterminated).
  */
+/* One UTF-8 character whose lead byte p[i] is >= 0x80, strictly (no overlongs, no
+ * surrogates, nothing above U+10FFFF): its length, -1 when invalid, -2 when it runs past n. */
+static inline int utf8_seq(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    unsigned char ch = p[i];
+    int len = ch >= 0xC2 && ch <= 0xDF ? 2 : ch >= 0xE0 && ch <= 0xEF ? 3 : ch >= 0xF0 && ch <= 0xF4 ? 4 : 0;
+    if (len == 0) return -1;
+    if (i + len - 1 >= n) return -2;
+    unsigned char b1 = p[i + 1];
+    unsigned char lo = ch == 0xE0 ? 0xA0 : ch == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = ch == 0xED ? 0x9F : ch == 0xF4 ? 0x8F : 0xBF;
+    if (b1 < lo || b1 > hi) return -1;
+    for (int k = 2; k < len; k++)
+        if ((p[i + k] & 0xC0) != 0x80) return -1;
+    return len;
+}
+
 #define CHECKPOINT_EVERY 128
 #define FRAGMENT_CODE_POINTS 64
 
@@ -341,27 +359,8 @@ static Py_ssize_t scan_line(const unsigned char *p, Py_ssize_t avail, long long 
                 c++; u++; i++;
             }
         } else {
-            /* strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF) */
-            int len;
-            if (ch >= 0xC2 && ch <= 0xDF) {
-                len = 2;
-                NEED(1);
-                if ((p[i + 1] & 0xC0) != 0x80) return -1;
-            } else if (ch >= 0xE0 && ch <= 0xEF) {
-                len = 3;
-                NEED(2);
-                unsigned char b1 = p[i + 1];
-                unsigned char lo = ch == 0xE0 ? 0xA0 : 0x80, hi = ch == 0xED ? 0x9F : 0xBF;
-                if (b1 < lo || b1 > hi || (p[i + 2] & 0xC0) != 0x80) return -1;
-            } else if (ch >= 0xF0 && ch <= 0xF4) {
-                len = 4;
-                NEED(3);
-                unsigned char b1 = p[i + 1];
-                unsigned char lo = ch == 0xF0 ? 0x90 : 0x80, hi = ch == 0xF4 ? 0x8F : 0xBF;
-                if (b1 < lo || b1 > hi || (p[i + 2] & 0xC0) != 0x80 || (p[i + 3] & 0xC0) != 0x80) return -1;
-            } else {
-                return -1;
-            }
+            int len = utf8_seq(p, i, avail);
+            if (len < 0) return len;
             c++; u += len; i += len;
         }
     }
@@ -470,6 +469,36 @@ static PyObject *native_index_lines(PyObject *self, PyObject *args) {
  * plain (a raw quote or control character, an unknown escape, invalid UTF-8): the caller
  * then decodes.
  */
+/* The escape at p[i] (a backslash that starts one, in text escaped_run accepts): its raw
+ * length, with the UTF-8 length of the one code point it stands for in *bytes (an escaped
+ * pair is one code point of 4 bytes, a lone surrogate escape U+FFFD, 3 bytes); -1 when it
+ * is not an escape escaped_run accepts. */
+static inline int escape_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, int *bytes) {
+    if (i + 1 >= n) return -1;
+    switch (p[i + 1]) {
+    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        *bytes = 1;
+        return 2;
+    case 'u': {
+        int upper;
+        if (i + 5 >= n) return -1;
+        int v = hex4(p + i + 2, &upper);
+        if (v < 0) return -1;
+        if (v >= 0xD800 && v <= 0xDBFF && i + 11 < n && p[i + 6] == '\\' && p[i + 7] == 'u') {
+            int w = hex4(p + i + 8, &upper);
+            if (w >= 0xDC00 && w <= 0xDFFF) {
+                *bytes = 4;
+                return 12;
+            }
+        }
+        *bytes = v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
+        return 6;
+    }
+    default:
+        return -1;
+    }
+}
+
 static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long long *ub) {
     Py_ssize_t i = 0;
     long long c = 0, u = 0;
@@ -494,55 +523,17 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
         unsigned char ch = p[i];
         if (ch < 0x80) {
             if (ch == '\\') {
-                if (i + 1 >= n) return -1;
-                switch (p[i + 1]) {
-                case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-                    c++; u++; i += 2; break;
-                case 'u': {
-                    int upper;
-                    if (i + 5 >= n) return -1;
-                    int v = hex4(p + i + 2, &upper);
-                    if (v < 0) return -1;
-                    if (v >= 0xD800 && v <= 0xDBFF && i + 11 < n && p[i + 6] == '\\' && p[i + 7] == 'u') {
-                        int w = hex4(p + i + 8, &upper);
-                        if (w >= 0xDC00 && w <= 0xDFFF) {
-                            c++; u += 4; i += 12; /* a pair */
-                            break;
-                        }
-                    }
-                    c++;
-                    u += v < 0x80 ? 1 : v < 0x800 ? 2 : 3; /* a lone surrogate: U+FFFD, 3 bytes */
-                    i += 6;
-                    break;
-                }
-                default:
-                    return -1;
-                }
+                int bytes, len = escape_at(p, i, n, &bytes);
+                if (len < 0) return -1;
+                c++; u += bytes; i += len;
             } else if (ch == '"' || ch < 0x20) {
                 return -1;
             } else {
                 c++; u++; i++;
             }
         } else {
-            int len;
-            if (ch >= 0xC2 && ch <= 0xDF) {
-                len = 2;
-                if (i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) return -1;
-            } else if (ch >= 0xE0 && ch <= 0xEF) {
-                len = 3;
-                if (i + 2 >= n) return -1;
-                unsigned char b1 = p[i + 1];
-                unsigned char lo = ch == 0xE0 ? 0xA0 : 0x80, hi = ch == 0xED ? 0x9F : 0xBF;
-                if (b1 < lo || b1 > hi || (p[i + 2] & 0xC0) != 0x80) return -1;
-            } else if (ch >= 0xF0 && ch <= 0xF4) {
-                len = 4;
-                if (i + 3 >= n) return -1;
-                unsigned char b1 = p[i + 1];
-                unsigned char lo = ch == 0xF0 ? 0x90 : 0x80, hi = ch == 0xF4 ? 0x8F : 0xBF;
-                if (b1 < lo || b1 > hi || (p[i + 2] & 0xC0) != 0x80 || (p[i + 3] & 0xC0) != 0x80) return -1;
-            } else {
-                return -1;
-            }
+            int len = utf8_seq(p, i, n);
+            if (len < 0) return -1;
             c++; u += len; i += len;
         }
     }
@@ -551,7 +542,159 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
     return 0;
 }
 
-static PyObject *native_escaped_stats(PyObject *self, PyObject *args) {
+
+/* ---------------------------------------------------------------------------------
+ * The same counts, 16 bytes at a time, with the UTF-8 validated by the Keiser-Lemire
+ * lookup algorithm (SSSE3: every x86-64 CPU since 2006; checked at run time). This is
+ * what lets a search count offsets as it goes instead of reading a message twice.
+ * Escapes are ASCII, so the blocks count every byte as text and each escape then takes
+ * back what it counted beyond its one code point. ``escaped`` 0 counts plain UTF-8 (any
+ * byte that is valid UTF-8; a tool output), 1 escaped text as escaped_run does.
+ * Returns -1 exactly where the scalar loops do.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <tmmintrin.h>
+#define HAVE_SIMD_STATS 1
+
+#define TOO_SHORT (1 << 0)
+#define TOO_LONG (1 << 1)
+#define OVERLONG_3 (1 << 2)
+#define TOO_LARGE (1 << 3)
+#define SURROGATE (1 << 4)
+#define OVERLONG_2 (1 << 5)
+#define TOO_LARGE_1000 (1 << 6)
+#define OVERLONG_4 (1 << 6)
+#define TWO_CONTS (1 << 7)
+#define CARRY (TOO_SHORT | TOO_LONG | TWO_CONTS)
+
+__attribute__((target("ssse3,popcnt")))
+static inline __m128i utf8_errors(__m128i input, __m128i prev_input) {
+    const __m128i nib = _mm_set1_epi8(0x0F);
+    __m128i prev1 = _mm_alignr_epi8(input, prev_input, 15);
+    __m128i b1_high = _mm_shuffle_epi8(
+        _mm_setr_epi8(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS,
+                      TWO_CONTS, TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT,
+                      TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4),
+        _mm_and_si128(_mm_srli_epi16(prev1, 4), nib));
+    __m128i b1_low = _mm_shuffle_epi8(
+        _mm_setr_epi8(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE,
+                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+                      CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000,
+                      CARRY | TOO_LARGE | TOO_LARGE_1000),
+        _mm_and_si128(prev1, nib));
+    __m128i b2_high = _mm_shuffle_epi8(
+        _mm_setr_epi8(TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
+                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
+                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
+                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT,
+                      TOO_SHORT, TOO_SHORT),
+        _mm_and_si128(_mm_srli_epi16(input, 4), nib));
+    __m128i special = _mm_and_si128(_mm_and_si128(b1_high, b1_low), b2_high);
+    /* a third or fourth byte must be a continuation, and only there may two follow */
+    __m128i prev2 = _mm_alignr_epi8(input, prev_input, 14);
+    __m128i prev3 = _mm_alignr_epi8(input, prev_input, 13);
+    __m128i must23 = _mm_or_si128(_mm_subs_epu8(prev2, _mm_set1_epi8((char)(0xE0 - 0x80))),
+                                  _mm_subs_epu8(prev3, _mm_set1_epi8((char)(0xF0 - 0x80))));
+    return _mm_xor_si128(_mm_and_si128(must23, _mm_set1_epi8((char)0x80)), special);
+}
+
+/* Nonzero where a block's last bytes start a character it does not finish. */
+static inline __m128i utf8_incomplete(__m128i input) {
+    const __m128i max = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)(0xF0 - 1),
+                                      (char)(0xE0 - 1), (char)(0xC0 - 1));
+    return _mm_subs_epu8(input, max);
+}
+
+__attribute__((target("ssse3,popcnt")))
+static int stats_simd(const unsigned char *p, Py_ssize_t n, int escaped, long long *cp, long long *ub) {
+    long long c = 0, u = n; /* u: every raw byte, less what escapes take back */
+    long long cont = 0;      /* continuation bytes: not code points of their own */
+    __m128i prev = _mm_setzero_si128(), err = _mm_setzero_si128(), incomplete = _mm_setzero_si128();
+    const __m128i cont_mask = _mm_set1_epi8((char)0xC0), cont_val = _mm_set1_epi8((char)0x80);
+    Py_ssize_t skip = 0; /* the bytes before this belong to an escape already counted */
+    unsigned char last[VEC];
+    for (Py_ssize_t i = 0; i < n; i += VEC) {
+        __m128i v;
+        Py_ssize_t len = n - i < VEC ? n - i : VEC;
+        if (len < VEC) { /* the last bytes, padded with zeros (not counted, not special) */
+            memset(last, 0, VEC);
+            memcpy(last, p + i, (size_t)len);
+            v = _mm_loadu_si128((const __m128i *)last);
+        } else {
+            v = _mm_loadu_si128((const __m128i *)(p + i));
+        }
+        unsigned valid = len < VEC ? (1u << len) - 1 : 0xFFFFu;
+        if (_mm_movemask_epi8(v) == 0) {
+            err = _mm_or_si128(err, incomplete); /* ASCII cannot finish what the last block began */
+            incomplete = _mm_setzero_si128();
+        } else {
+            err = _mm_or_si128(err, utf8_errors(v, prev));
+            incomplete = utf8_incomplete(v);
+            cont += __builtin_popcount((unsigned)_mm_movemask_epi8(
+                _mm_cmpeq_epi8(_mm_and_si128(v, cont_mask), cont_val)));
+        }
+        prev = v;
+        if (escaped) {
+            /* a quote, a backslash or a raw control character (unsigned v <= 0x1F) */
+            __m128i ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+            __m128i sp = _mm_or_si128(ctrl, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+            unsigned m = (unsigned)_mm_movemask_epi8(sp) & valid;
+            while (m) {
+                Py_ssize_t q = i + __builtin_ctz(m);
+                m &= m - 1;
+                if (q < skip) continue;
+                if (p[q] != '\\') return -1;
+                int bytes, l = escape_at(p, q, n, &bytes);
+                if (l < 0) return -1;
+                c -= l - 1; /* the block counted each of its bytes as a 1-byte code point */
+                u -= l - bytes;
+                skip = q + l;
+            }
+        }
+    }
+    err = _mm_or_si128(err, incomplete);
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) != 0xFFFF) return -1;
+    *cp = c + n - cont;
+    *ub = u;
+    return 0;
+}
+
+static int simd_ok = -1;
+static inline int use_simd(void) {
+    if (simd_ok < 0) simd_ok = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+    return simd_ok;
+}
+#endif
+
+/* A plain UTF-8 count: code points are the bytes that are not continuation bytes. */
+static int utf8_run(const unsigned char *p, Py_ssize_t n, long long *cp, long long *ub) {
+    Py_ssize_t i = 0;
+    long long c = 0;
+    while (i < n) {
+        unsigned char ch = p[i];
+        int len = ch < 0x80 ? 1 : utf8_seq(p, i, n);
+        if (len < 0) return -1;
+        c++;
+        i += len;
+    }
+    *cp = c;
+    *ub = n;
+    return 0;
+}
+
+static int count_run(const unsigned char *p, Py_ssize_t n, int escaped, long long *cp, long long *ub) {
+#ifdef HAVE_SIMD_STATS
+    if (use_simd()) return stats_simd(p, n, escaped, cp, ub);
+#endif
+    return escaped ? escaped_run(p, n, cp, ub) : utf8_run(p, n, cp, ub);
+}
+
+static PyObject *stats(PyObject *args, int escaped) {
     Py_buffer view;
     Py_ssize_t start = 0, end = -1;
     if (!PyArg_ParseTuple(args, "y*|nn", &view, &start, &end)) return NULL;
@@ -563,14 +706,33 @@ static PyObject *native_escaped_stats(PyObject *self, PyObject *args) {
     const unsigned char *p = (const unsigned char *)view.buf + start;
     if (end - start >= BIG) {
         Py_BEGIN_ALLOW_THREADS
-        ok = escaped_run(p, end - start, &cp, &ub);
+        ok = count_run(p, end - start, escaped, &cp, &ub);
         Py_END_ALLOW_THREADS
     } else {
-        ok = escaped_run(p, end - start, &cp, &ub);
+        ok = count_run(p, end - start, escaped, &cp, &ub);
     }
     PyBuffer_Release(&view);
     if (ok < 0) Py_RETURN_NONE;
     return Py_BuildValue("LL", cp, ub);
+}
+
+static PyObject *native_escaped_stats(PyObject *self, PyObject *args) { return stats(args, 1); }
+
+/* utf8_stats(buf, start=0, end=-1) -> (code points, bytes) | None: of buf[start:end] as
+ * UTF-8 text; None when it is not valid UTF-8 (the caller decodes, with replacements). */
+static PyObject *native_utf8_stats(PyObject *self, PyObject *args) { return stats(args, 0); }
+
+/* simd(flag=-1) -> bool: whether the counts use the SIMD loop (0 or 1 switches it; the
+ * tests run both loops on the same inputs). */
+static PyObject *native_simd(PyObject *self, PyObject *args) {
+    int flag = -1;
+    if (!PyArg_ParseTuple(args, "|i", &flag)) return NULL;
+#ifdef HAVE_SIMD_STATS
+    if (flag >= 0) simd_ok = flag && __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+    return PyBool_FromLong(use_simd());
+#else
+    Py_RETURN_FALSE;
+#endif
 }
 
 /* ---------------------------------------------------------------------------------
@@ -605,6 +767,8 @@ static PyMethodDef methods[] = {
     {"deframe", native_deframe, METH_VARARGS, "deframe(buf, end=len(buf)) -> bytes | None"},
     {"deframe_into", native_deframe_into, METH_VARARGS, "deframe_into(buf, end, out: bytearray) -> int"},
     {"escaped_stats", native_escaped_stats, METH_VARARGS, "escaped_stats(buf, start=0, end=-1) -> (int, int) | None"},
+    {"utf8_stats", native_utf8_stats, METH_VARARGS, "utf8_stats(buf, start=0, end=-1) -> (int, int) | None"},
+    {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},
     {"index_lines", native_index_lines, METH_VARARGS,

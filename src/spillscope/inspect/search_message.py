@@ -1,4 +1,4 @@
-"""Searching one message (or tool output) window by window, counting offsets only up to hits.
+"""Searching one message (or tool output) window by window, counting offsets as it goes.
 
 :class:`_MessageSearch` takes windows from a reader (transcript fragment lines or plain UTF-8)
 through a codec, searches escaped bytes for a fixed string where the escapes are canonical and
@@ -32,6 +32,7 @@ class _Window:
 class _Codec(Protocol):
     def decode(self, seg: bytes | bytearray) -> str: ...
     def measure(self, buf: bytes | bytearray, start: int, end: int) -> tuple[int, int]: ...
+    def count(self, buf: bytes | bytearray, end: int) -> tuple[int, int] | None: ...
     def encode_needle(self, text: str) -> bytes | None: ...
     def boundary(self, buf: bytes | bytearray, p: int) -> bool: ...
     def canonical(self, buf: bytes | bytearray) -> bool: ...
@@ -39,7 +40,9 @@ class _Codec(Protocol):
 
 
 class _MessageSearch:
-    """Search one message's windows; positions are counted lazily, only up to hits."""
+    """Search one message's windows. Positions are counted window by window where the
+    codec can count cheaply (``count``), and otherwise lazily, from the last known position
+    up to a hit."""
 
     def __init__(self, codec: _Codec, pattern: Pattern, compiled: re.Pattern[str], limit: int | None) -> None:
         self.codec = codec
@@ -139,11 +142,20 @@ class _MessageSearch:
                     p = find(needle, p + len(needle))
                     continue
             p = find(needle, p + 1)
-        if counted and not w.final:
+        if w.final:
+            return
+        if counted:
             dcp, dnb = codec.measure(data, q, w.carry)
-            self.known_cp, self.known_bytes = cp + dcp, nb + dnb
-            self.known_raw = -2  # set by the caller: the next window's raw start
-            self._pending_next = True
+        elif self.known_raw == w.raw_start and (got := codec.count(data, w.carry)) is not None:
+            # Counted as it goes where counting is cheap (the native scanner): a hit deep in
+            # a huge message then needs no second read of everything before it.
+            dcp, dnb = got
+            cp, nb = self.known_cp, self.known_bytes
+        else:
+            return  # counted later, from the last known position, if a hit needs it
+        self.known_cp, self.known_bytes = cp + dcp, nb + dnb
+        self.known_raw = -2  # set by the caller: the next window's raw start
+        self._pending_next = True
 
     def _text_window(self, w: _Window) -> Iterator[MessageHit]:
         if self.impossible:

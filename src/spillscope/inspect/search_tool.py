@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from ..util import native
 from ..util.text import utf8_len
 from .search_escapes import decode_utf8
 from .search_message import _MessageSearch, _Window
@@ -23,8 +24,18 @@ class _PlainCodec:
 
     @staticmethod
     def measure(buf: bytes | bytearray, start: int, end: int) -> tuple[int, int]:
-        text = decode_utf8(buf[start:end])
+        nat = native.NATIVE
+        got = None if nat is None else nat.utf8_stats(buf, start, end)
+        if got is not None:
+            return got
+        text = decode_utf8(buf[start:end])  # invalid UTF-8: counted as decoded, with U+FFFD
         return len(text), utf8_len(text)
+
+    @staticmethod
+    def count(buf: bytes | bytearray, end: int) -> tuple[int, int] | None:
+        """``measure`` of ``buf[:end]`` if the native scanner can count it (valid UTF-8)."""
+        nat = native.NATIVE
+        return None if nat is None else nat.utf8_stats(buf, 0, end)
 
     @staticmethod
     def boundary(buf: bytes | bytearray, p: int) -> bool:

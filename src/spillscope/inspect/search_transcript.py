@@ -34,6 +34,13 @@ class _TranscriptCodec:
     boundary = staticmethod(at_escape_boundary)
     canonical = staticmethod(canonical_escapes)
 
+    @staticmethod
+    def count(buf: bytes | bytearray, end: int) -> tuple[int, int] | None:
+        """``measure`` of ``buf[:end]`` if the native scanner can count it (plain escaped
+        text), else None: decoding every window would cost more than counting lazily."""
+        nat = native.NATIVE
+        return None if nat is None else nat.escaped_stats(buf, 0, end)
+
     def encode_needle(self, text: str) -> bytes | None:
         return js_json_string(text)[1:-1].encode("utf-8")
 
