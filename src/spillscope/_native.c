@@ -4,6 +4,7 @@
  * and the tests run both on the same inputs:
  *   deframe, deframe_into  search_escapes.deframe
  *   canonical              search_escapes.canonical_escapes
+ *   survey                 canonical and escaped_stats, in one pass
  *   find                   bytes.find
  *   escaped_stats          len() and utf8_len() of search_escapes.decode_escaped
  *   utf8_stats             len() and utf8_len() of bytes.decode("utf-8") (None if invalid)
@@ -11,7 +12,7 @@
  * Where the input is anything but the plain, strict JSON text the writer emits, they say
  * so (None, or "irregular") and the Python path decides (and locates any error). The big
  * loops run without the GIL; SSE2 (every x86-64) where it pays, plain C elsewhere; the
- * counts use SSSE3 where the CPU has it (checked at run time; simd() switches it off).
+ * counts use AVX2 where the CPU has it (checked at run time; simd() switches it off).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -145,7 +146,14 @@ static PyObject *native_deframe_into(PyObject *self, PyObject *args) {
             PyBuffer_Release(&view);
             return NULL;
         }
-        unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(dst);
+        /* An export of ``out`` while the GIL is released: another thread cannot resize
+         * (and so move) it under the loop. */
+        Py_buffer outview;
+        if (PyObject_GetBuffer(dst, &outview, PyBUF_WRITABLE) < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        unsigned char *out = (unsigned char *)outview.buf;
         Py_ssize_t o, start = in[1] != '\n';
         if (n >= BIG) {
             Py_BEGIN_ALLOW_THREADS
@@ -158,6 +166,7 @@ static PyObject *native_deframe_into(PyObject *self, PyObject *args) {
             len = o < 3 ? 0 : o - 3;
             if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
         }
+        PyBuffer_Release(&outview);
     }
     PyBuffer_Release(&view);
     if (PyByteArray_Resize(dst, len < 0 ? 0 : len) < 0) return NULL;
@@ -544,8 +553,8 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
 
 
 /* ---------------------------------------------------------------------------------
- * The same counts, 16 bytes at a time, with the UTF-8 validated by the Keiser-Lemire
- * lookup algorithm (SSSE3: every x86-64 CPU since 2006; checked at run time). This is
+ * The same counts, 32 bytes at a time, with the UTF-8 validated by the Keiser-Lemire
+ * lookup algorithm (AVX2: x86-64 CPUs since 2013; checked at run time). This is
  * what lets a search count offsets as it goes instead of reading a message twice.
  * Escapes are ASCII, so the blocks count every byte as text and each escape then takes
  * back what it counted beyond its one code point. ``escaped`` 0 counts plain UTF-8 (any
@@ -553,8 +562,10 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
  * Returns -1 exactly where the scalar loops do.
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <tmmintrin.h>
+#include <immintrin.h>
 #define HAVE_SIMD_STATS 1
+#define AVX_TARGET __attribute__((target("avx2,popcnt")))
+#define W32 32
 
 #define TOO_SHORT (1 << 0)
 #define TOO_LONG (1 << 1)
@@ -566,87 +577,94 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
 #define OVERLONG_4 (1 << 6)
 #define TWO_CONTS (1 << 7)
 #define CARRY (TOO_SHORT | TOO_LONG | TWO_CONTS)
+#define LARGE (CARRY | TOO_LARGE | TOO_LARGE_1000)
 
-__attribute__((target("ssse3,popcnt")))
-static inline __m128i utf8_errors(__m128i input, __m128i prev_input) {
-    const __m128i nib = _mm_set1_epi8(0x0F);
-    __m128i prev1 = _mm_alignr_epi8(input, prev_input, 15);
-    __m128i b1_high = _mm_shuffle_epi8(
-        _mm_setr_epi8(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS,
-                      TWO_CONTS, TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT,
-                      TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4),
-        _mm_and_si128(_mm_srli_epi16(prev1, 4), nib));
-    __m128i b1_low = _mm_shuffle_epi8(
-        _mm_setr_epi8(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE,
-                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-                      CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-                      CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000,
-                      CARRY | TOO_LARGE | TOO_LARGE_1000),
-        _mm_and_si128(prev1, nib));
-    __m128i b2_high = _mm_shuffle_epi8(
-        _mm_setr_epi8(TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
-                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
-                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
-                      (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT,
-                      TOO_SHORT, TOO_SHORT),
-        _mm_and_si128(_mm_srli_epi16(input, 4), nib));
-    __m128i special = _mm_and_si128(_mm_and_si128(b1_high, b1_low), b2_high);
+/* A 16-entry table in both 128-bit lanes (vpshufb looks up within a lane). */
+#define TABLE(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
+
+/* The bytes of ``input`` shifted right by k (1..3) across the block boundary: byte i is
+ * the byte k before it, from ``prev`` for the first k. */
+#define PREV(input, prev, k) _mm256_alignr_epi8((input), _mm256_permute2x128_si256((prev), (input), 0x21), 16 - (k))
+
+/* Nonzero bytes where ``input`` (after ``prev``) is not valid UTF-8. */
+AVX_TARGET static inline __m256i utf8_errors(__m256i input, __m256i prev) {
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    __m256i prev1 = PREV(input, prev, 1);
+    __m256i b1_high = _mm256_shuffle_epi8(
+        TABLE(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS, TWO_CONTS,
+              TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
+              TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4),
+        _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nib));
+    __m256i b1_low = _mm256_shuffle_epi8(
+        TABLE(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE,
+              LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE | SURROGATE, LARGE, LARGE),
+        _mm256_and_si256(prev1, nib));
+    __m256i b2_high = _mm256_shuffle_epi8(
+        TABLE(TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
+              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
+              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
+              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT, TOO_SHORT,
+              TOO_SHORT),
+        _mm256_and_si256(_mm256_srli_epi16(input, 4), nib));
+    __m256i special = _mm256_and_si256(_mm256_and_si256(b1_high, b1_low), b2_high);
     /* a third or fourth byte must be a continuation, and only there may two follow */
-    __m128i prev2 = _mm_alignr_epi8(input, prev_input, 14);
-    __m128i prev3 = _mm_alignr_epi8(input, prev_input, 13);
-    __m128i must23 = _mm_or_si128(_mm_subs_epu8(prev2, _mm_set1_epi8((char)(0xE0 - 0x80))),
-                                  _mm_subs_epu8(prev3, _mm_set1_epi8((char)(0xF0 - 0x80))));
-    return _mm_xor_si128(_mm_and_si128(must23, _mm_set1_epi8((char)0x80)), special);
+    __m256i must23 = _mm256_or_si256(_mm256_subs_epu8(PREV(input, prev, 2), _mm256_set1_epi8((char)(0xE0 - 0x80))),
+                                     _mm256_subs_epu8(PREV(input, prev, 3), _mm256_set1_epi8((char)(0xF0 - 0x80))));
+    return _mm256_xor_si256(_mm256_and_si256(must23, _mm256_set1_epi8((char)0x80)), special);
 }
 
 /* Nonzero where a block's last bytes start a character it does not finish. */
-static inline __m128i utf8_incomplete(__m128i input) {
-    const __m128i max = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)(0xF0 - 1),
-                                      (char)(0xE0 - 1), (char)(0xC0 - 1));
-    return _mm_subs_epu8(input, max);
+AVX_TARGET static inline __m256i utf8_incomplete(__m256i input) {
+    const __m256i max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)(0xF0 - 1), (char)(0xE0 - 1),
+                                         (char)(0xC0 - 1));
+    return _mm256_subs_epu8(input, max);
 }
 
-__attribute__((target("ssse3,popcnt")))
-static int stats_simd(const unsigned char *p, Py_ssize_t n, int escaped, long long *cp, long long *ub) {
+AVX_TARGET static int stats_simd(const unsigned char *p, Py_ssize_t n, int escaped, long long *cp, long long *ub,
+                                 int *canon) {
+    Py_ssize_t prev_bs = -2, run = 0, prev_high_end = -1; /* canonical_at's state */
     long long c = 0, u = n; /* u: every raw byte, less what escapes take back */
     long long cont = 0;      /* continuation bytes: not code points of their own */
-    __m128i prev = _mm_setzero_si128(), err = _mm_setzero_si128(), incomplete = _mm_setzero_si128();
-    const __m128i cont_mask = _mm_set1_epi8((char)0xC0), cont_val = _mm_set1_epi8((char)0x80);
+    __m256i prev = _mm256_setzero_si256(), err = _mm256_setzero_si256(), incomplete = _mm256_setzero_si256();
+    const __m256i cont_mask = _mm256_set1_epi8((char)0xC0), cont_val = _mm256_set1_epi8((char)0x80);
+    const __m256i c1f = _mm256_set1_epi8(0x1F), quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
     Py_ssize_t skip = 0; /* the bytes before this belong to an escape already counted */
-    unsigned char last[VEC];
-    for (Py_ssize_t i = 0; i < n; i += VEC) {
-        __m128i v;
-        Py_ssize_t len = n - i < VEC ? n - i : VEC;
-        if (len < VEC) { /* the last bytes, padded with zeros (not counted, not special) */
-            memset(last, 0, VEC);
+    unsigned char last[W32];
+    for (Py_ssize_t i = 0; i < n; i += W32) {
+        __m256i v;
+        Py_ssize_t len = n - i < W32 ? n - i : W32;
+        if (len < W32) { /* the last bytes, padded with zeros (not counted, not special) */
+            memset(last, 0, W32);
             memcpy(last, p + i, (size_t)len);
-            v = _mm_loadu_si128((const __m128i *)last);
+            v = _mm256_loadu_si256((const __m256i *)last);
         } else {
-            v = _mm_loadu_si128((const __m128i *)(p + i));
+            v = _mm256_loadu_si256((const __m256i *)(p + i));
         }
-        unsigned valid = len < VEC ? (1u << len) - 1 : 0xFFFFu;
-        if (_mm_movemask_epi8(v) == 0) {
-            err = _mm_or_si128(err, incomplete); /* ASCII cannot finish what the last block began */
-            incomplete = _mm_setzero_si128();
+        unsigned valid = len < W32 ? (1u << len) - 1 : 0xFFFFFFFFu;
+        if (_mm256_movemask_epi8(v) == 0) {
+            err = _mm256_or_si256(err, incomplete); /* ASCII cannot finish what the last block began */
+            incomplete = _mm256_setzero_si256();
         } else {
-            err = _mm_or_si128(err, utf8_errors(v, prev));
+            err = _mm256_or_si256(err, utf8_errors(v, prev));
             incomplete = utf8_incomplete(v);
-            cont += __builtin_popcount((unsigned)_mm_movemask_epi8(
-                _mm_cmpeq_epi8(_mm_and_si128(v, cont_mask), cont_val)));
+            cont += __builtin_popcount(
+                (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, cont_mask), cont_val)));
         }
         prev = v;
         if (escaped) {
             /* a quote, a backslash or a raw control character (unsigned v <= 0x1F) */
-            __m128i ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
-            __m128i sp = _mm_or_si128(ctrl, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-            unsigned m = (unsigned)_mm_movemask_epi8(sp) & valid;
+            __m256i ctrl = _mm256_cmpeq_epi8(_mm256_min_epu8(v, c1f), v);
+            __m256i sp = _mm256_or_si256(ctrl, _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, bslash)));
+            unsigned m = (unsigned)_mm256_movemask_epi8(sp) & valid;
             while (m) {
                 Py_ssize_t q = i + __builtin_ctz(m);
                 m &= m - 1;
+                /* canonical_escapes of the whole text looks at every backslash, in order */
+                if (canon != NULL && *canon && p[q] == '\\' &&
+                    !canonical_at(p, n, q, &prev_bs, &run, &prev_high_end))
+                    *canon = 0;
                 if (q < skip) continue;
                 if (p[q] != '\\') return -1;
                 int bytes, l = escape_at(p, q, n, &bytes);
@@ -657,16 +675,20 @@ static int stats_simd(const unsigned char *p, Py_ssize_t n, int escaped, long lo
             }
         }
     }
-    err = _mm_or_si128(err, incomplete);
-    if (_mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) != 0xFFFF) return -1;
+    err = _mm256_or_si256(err, incomplete);
+    if (!_mm256_testz_si256(err, err)) return -1;
     *cp = c + n - cont;
     *ub = u;
     return 0;
 }
 
 static int simd_ok = -1;
+static int simd_supported(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
 static inline int use_simd(void) {
-    if (simd_ok < 0) simd_ok = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+    if (simd_ok < 0) simd_ok = simd_supported();
     return simd_ok;
 }
 #endif
@@ -687,10 +709,18 @@ static int utf8_run(const unsigned char *p, Py_ssize_t n, long long *cp, long lo
     return 0;
 }
 
-static int count_run(const unsigned char *p, Py_ssize_t n, int escaped, long long *cp, long long *ub) {
+/* The counts of p[0:n]; with ``canon`` (escaped text only) also canonical_scan(p, n),
+ * from the same pass where the counts are SIMD and the text plain. */
+static int count_run(const unsigned char *p, Py_ssize_t n, int escaped, long long *cp, long long *ub, int *canon) {
 #ifdef HAVE_SIMD_STATS
-    if (use_simd()) return stats_simd(p, n, escaped, cp, ub);
+    if (use_simd()) {
+        if (canon != NULL) *canon = 1;
+        int ok = stats_simd(p, n, escaped, cp, ub, canon);
+        if (ok < 0 && canon != NULL) *canon = canonical_scan(p, n); /* it stopped early */
+        return ok;
+    }
 #endif
+    if (canon != NULL) *canon = canonical_scan(p, n);
     return escaped ? escaped_run(p, n, cp, ub) : utf8_run(p, n, cp, ub);
 }
 
@@ -706,10 +736,10 @@ static PyObject *stats(PyObject *args, int escaped) {
     const unsigned char *p = (const unsigned char *)view.buf + start;
     if (end - start >= BIG) {
         Py_BEGIN_ALLOW_THREADS
-        ok = count_run(p, end - start, escaped, &cp, &ub);
+        ok = count_run(p, end - start, escaped, &cp, &ub, NULL);
         Py_END_ALLOW_THREADS
     } else {
-        ok = count_run(p, end - start, escaped, &cp, &ub);
+        ok = count_run(p, end - start, escaped, &cp, &ub, NULL);
     }
     PyBuffer_Release(&view);
     if (ok < 0) Py_RETURN_NONE;
@@ -722,13 +752,47 @@ static PyObject *native_escaped_stats(PyObject *self, PyObject *args) { return s
  * UTF-8 text; None when it is not valid UTF-8 (the caller decodes, with replacements). */
 static PyObject *native_utf8_stats(PyObject *self, PyObject *args) { return stats(args, 0); }
 
+/* survey(buf, end) -> (canonical(buf), escaped_stats(buf, 0, end)): the two questions
+ * a search asks of each window of escaped text, answered in one pass where it can. */
+static int survey_run(const unsigned char *p, Py_ssize_t n, Py_ssize_t end, long long *cp, long long *ub,
+                      int *canon) {
+    int ok = count_run(p, n, 1, cp, ub, canon);
+    if (ok == 0 && end < n) { /* less the text after ``end`` (end is an escape boundary) */
+        long long tc = 0, tu = 0;
+        ok = count_run(p + end, n - end, 1, &tc, &tu, NULL);
+        *cp -= tc;
+        *ub -= tu;
+    }
+    return ok;
+}
+
+static PyObject *native_survey(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t end;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &end)) return NULL;
+    if (end < 0 || end > view.len) end = view.len;
+    long long cp = 0, ub = 0;
+    int ok, canon = 0;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    if (view.len >= BIG) {
+        Py_BEGIN_ALLOW_THREADS
+        ok = survey_run(p, view.len, end, &cp, &ub, &canon);
+        Py_END_ALLOW_THREADS
+    } else {
+        ok = survey_run(p, view.len, end, &cp, &ub, &canon);
+    }
+    PyBuffer_Release(&view);
+    if (ok < 0) return Py_BuildValue("(OO)", canon ? Py_True : Py_False, Py_None);
+    return Py_BuildValue("(O(LL))", canon ? Py_True : Py_False, cp, ub);
+}
+
 /* simd(flag=-1) -> bool: whether the counts use the SIMD loop (0 or 1 switches it; the
  * tests run both loops on the same inputs). */
 static PyObject *native_simd(PyObject *self, PyObject *args) {
     int flag = -1;
     if (!PyArg_ParseTuple(args, "|i", &flag)) return NULL;
 #ifdef HAVE_SIMD_STATS
-    if (flag >= 0) simd_ok = flag && __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+    if (flag >= 0) simd_ok = flag && simd_supported();
     return PyBool_FromLong(use_simd());
 #else
     Py_RETURN_FALSE;
@@ -768,6 +832,7 @@ static PyMethodDef methods[] = {
     {"deframe_into", native_deframe_into, METH_VARARGS, "deframe_into(buf, end, out: bytearray) -> int"},
     {"escaped_stats", native_escaped_stats, METH_VARARGS, "escaped_stats(buf, start=0, end=-1) -> (int, int) | None"},
     {"utf8_stats", native_utf8_stats, METH_VARARGS, "utf8_stats(buf, start=0, end=-1) -> (int, int) | None"},
+    {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Callable, Iterable, Iterator, Protocol
 
 from ..util import native
 from ..util.text import utf8_len
 from .search_pattern import REGEX_OVERLAP, Pattern, matches_after
-from .search_records import CONTEXT, MessageHit, _hit
+from .search_records import CONTEXT, MessageHit, _hit, _trim
 
 #: Escaped bytes that always hold a hit's CONTEXT code points (at most 6 bytes each, as
 #: ``\u0001``), plus one more: an edge that falls inside an escape moves to its end.
@@ -32,16 +32,15 @@ class _Window:
 class _Codec(Protocol):
     def decode(self, seg: bytes | bytearray) -> str: ...
     def measure(self, buf: bytes | bytearray, start: int, end: int) -> tuple[int, int]: ...
-    def count(self, buf: bytes | bytearray, end: int) -> tuple[int, int] | None: ...
+    def survey(self, buf: bytes | bytearray, end: int) -> tuple[bool, tuple[int, int] | None]: ...
     def encode_needle(self, text: str) -> bytes | None: ...
     def boundary(self, buf: bytes | bytearray, p: int) -> bool: ...
-    def canonical(self, buf: bytes | bytearray) -> bool: ...
     def reread(self, start: int, end: int) -> Iterator[tuple[int, int]]: ...
 
 
 class _MessageSearch:
     """Search one message's windows. Positions are counted window by window where the
-    codec can count cheaply (``count``), and otherwise lazily, from the last known position
+    codec can count cheaply (``survey``), and otherwise lazily, from the last known position
     up to a hit."""
 
     def __init__(self, codec: _Codec, pattern: Pattern, compiled: re.Pattern[str], limit: int | None) -> None:
@@ -58,6 +57,7 @@ class _MessageSearch:
         self.known_cp = 0
         self.known_bytes = 0
         self.last_end = -1  # code point where the last hit ended (hits never overlap)
+        self.cancelled = False
         #: True when a window was counted to its carry point: the next window starts there.
         self._pending_next = False
         #: Decoded text (a hit's worth of context) before the next window, and the raw offset
@@ -80,6 +80,18 @@ class _MessageSearch:
     def done(self) -> bool:
         return self.impossible or (self.limit is not None and self.found >= self.limit)
 
+    def run(self, windows: Iterable[_Window], cancelled: Callable[[], bool]) -> Iterator[MessageHit]:
+        """The hits (trimmed for display) of every window, until the limit or a cancel
+        (:attr:`cancelled` then says so), checked before each window."""
+        for w in windows:
+            if cancelled():
+                self.cancelled = True
+                return
+            for h in self.window(w):
+                yield _trim(h)
+            if self.done():
+                return
+
     def _catch_up(self, raw: int) -> None:
         """Count text from the last known position to the window starting at ``raw``."""
         for cps, nbytes in self.codec.reread(self.known_raw, raw):
@@ -96,8 +108,9 @@ class _MessageSearch:
         # The previous window's text just before this one (a hit near the window's start shows
         # its context from there), when this window starts where that one said.
         self._lead = self._tail if w.raw_start == self._tail_raw else ""
-        if self.needle is not None and self.codec.canonical(data):
-            yield from self._bytes_window(w)
+        canonical, counts = self.codec.survey(data, w.carry) if self.needle is not None else (False, None)
+        if canonical:
+            yield from self._bytes_window(w, counts)
         else:
             yield from self._text_window(w)
         if not w.final and not self.done():
@@ -113,7 +126,9 @@ class _MessageSearch:
         self._tail = tail[-CONTEXT:]
         self._tail_pending = True
 
-    def _bytes_window(self, w: _Window) -> Iterator[MessageHit]:
+    def _bytes_window(self, w: _Window, counts: tuple[int, int] | None) -> Iterator[MessageHit]:
+        """Hits of a fixed string in canonical escaped bytes; ``counts`` are the text's
+        (code points, UTF-8 bytes) up to the carry point, if the codec could count them."""
         data, needle, codec = w.data, self.needle, self.codec
         assert needle is not None and self.needle_text is not None
         counted = False
@@ -146,10 +161,10 @@ class _MessageSearch:
             return
         if counted:
             dcp, dnb = codec.measure(data, q, w.carry)
-        elif self.known_raw == w.raw_start and (got := codec.count(data, w.carry)) is not None:
+        elif self.known_raw == w.raw_start and counts is not None:
             # Counted as it goes where counting is cheap (the native scanner): a hit deep in
             # a huge message then needs no second read of everything before it.
-            dcp, dnb = got
+            dcp, dnb = counts
             cp, nb = self.known_cp, self.known_bytes
         else:
             return  # counted later, from the last known position, if a hit needs it

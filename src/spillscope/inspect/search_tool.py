@@ -13,7 +13,7 @@ from ..util.text import utf8_len
 from .search_escapes import decode_utf8
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
-from .search_records import MessageHit, _trim
+from .search_records import MessageHit
 from .search_source import WINDOW, Source, close_source, open_source, read_range, source_size
 
 class _PlainCodec:
@@ -32,18 +32,15 @@ class _PlainCodec:
         return len(text), utf8_len(text)
 
     @staticmethod
-    def count(buf: bytes | bytearray, end: int) -> tuple[int, int] | None:
-        """``measure`` of ``buf[:end]`` if the native scanner can count it (valid UTF-8)."""
+    def survey(buf: bytes | bytearray, end: int) -> tuple[bool, tuple[int, int] | None]:
+        """No escapes (always canonical), and ``measure`` of ``buf[:end]`` if the native
+        scanner can count it (valid UTF-8)."""
         nat = native.NATIVE
-        return None if nat is None else nat.utf8_stats(buf, 0, end)
+        return True, None if nat is None else nat.utf8_stats(buf, 0, end)
 
     @staticmethod
     def boundary(buf: bytes | bytearray, p: int) -> bool:
         return p >= len(buf) or buf[p] & 0xC0 != 0x80
-
-    @staticmethod
-    def canonical(buf: bytes | bytearray) -> bool:
-        return True
 
     @staticmethod
     def encode_needle(text: str) -> bytes | None:
@@ -115,12 +112,6 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
     try:
         codec = _PlainCodec(handle)
         search = _MessageSearch(codec, pattern, compiled, limit)
-        for w in _plain_windows(handle, source_size(handle), search):
-            if cancelled():
-                return
-            for h in search.window(w):
-                yield _trim(h)
-            if search.done():
-                return
+        yield from search.run(_plain_windows(handle, source_size(handle), search), cancelled)
     finally:
         close_source(handle)

@@ -22,7 +22,7 @@ from .search_escapes import (_ends_high, at_escape_boundary, canonical_escapes, 
 from .search_exact import _exact_transcript
 from .search_message import _MessageSearch, _Window
 from .search_pattern import Pattern
-from .search_records import ArtifactEvent, MessageHit, _Located, _trim
+from .search_records import ArtifactEvent, MessageHit, _Located
 from .search_source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
 class _TranscriptCodec:
@@ -32,14 +32,14 @@ class _TranscriptCodec:
     decode = staticmethod(decode_escaped)
     measure = staticmethod(measure_escaped)
     boundary = staticmethod(at_escape_boundary)
-    canonical = staticmethod(canonical_escapes)
 
     @staticmethod
-    def count(buf: bytes | bytearray, end: int) -> tuple[int, int] | None:
-        """``measure`` of ``buf[:end]`` if the native scanner can count it (plain escaped
-        text), else None: decoding every window would cost more than counting lazily."""
+    def survey(buf: bytes | bytearray, end: int) -> tuple[bool, tuple[int, int] | None]:
+        """Whether ``buf``'s escapes are canonical, and ``measure`` of ``buf[:end]`` where
+        the native scanner counts it in the same pass (plain escaped text); else None:
+        decoding every window would cost more than counting lazily."""
         nat = native.NATIVE
-        return None if nat is None else nat.escaped_stats(buf, 0, end)
+        return (canonical_escapes(buf), None) if nat is None else nat.survey(buf, end)
 
     def encode_needle(self, text: str) -> bytes | None:
         return js_json_string(text)[1:-1].encode("utf-8")
@@ -167,13 +167,7 @@ def search_message_region(path: str, start: int, end: int, pattern: Pattern, *, 
         codec = _TranscriptCodec(handle)
         search = _MessageSearch(codec, pattern, compiled, limit)
         try:
-            for w in _MessageWindows(handle, start, end, search):
-                if cancelled():
-                    return
-                for h in search.window(w):
-                    yield _trim(h)
-                if search.done():
-                    return
+            yield from search.run(_MessageWindows(handle, start, end, search), cancelled)
         except _Irregular:
             raise ValueError("not plain fragment lines") from None
     finally:
@@ -249,15 +243,10 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: re.P
         search = _MessageSearch(_TranscriptCodec(handle), pattern, compiled,
                                 None if limit is None else limit - found)
         windows = _MessageWindows(handle, pos + m.end(), size, search)
-        for w in windows:
-            if cancelled():
-                return
-            for h in search.window(w):
-                found += 1
-                yield _Located(k, role, _trim(h))
-            if search.done():
-                break
-        if limit is not None and found >= limit:
+        for h in search.run(windows, cancelled):
+            found += 1
+            yield _Located(k, role, h)
+        if search.cancelled or (limit is not None and found >= limit):
             return
         if search.done():
             windows.end = _find_blank(handle, pos + m.end(), size)  # stopped early: find the next message
