@@ -717,3 +717,34 @@ def test_every_hit_shows_the_context_the_exact_text_has_wherever_windows_end(
             assert [(h.start, h.end) for h in hits] == _finditer(whole, pattern)
             for h in hits:
                 assert (h.before, h.after) == ideal(whole, h.start, h.end)
+
+
+def test_grep_writes_in_blocks_even_when_python_is_unbuffered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYTHONUNBUFFERED=1 (or -u) makes stdout write-through: a grep of a common phrase
+    made two system calls per hit. The CLI writes in blocks; the output is the same."""
+    import io
+
+    from spillscope.frontends.cli.main import main
+
+    root = write_root(tmp_path, [["needle " * 3000]])
+
+    class Counting(io.RawIOBase):
+        def __init__(self) -> None:
+            self.writes, self.data = 0, bytearray()
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b: Any) -> int:
+            self.writes += 1
+            self.data += bytes(b)
+            return len(b)
+
+    raw = Counting()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # what -u gives
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["grep", "needle", str(root), "--json"]) == 0
+    out.flush()
+    lines = raw.data.decode().splitlines()
+    assert len(lines) == 3000 and [json.loads(x)["start"] for x in lines[:3]] == [0, 7, 14]
+    assert raw.writes < 3000 / 10

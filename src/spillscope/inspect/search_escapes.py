@@ -20,6 +20,8 @@ _BACKSLASH = 0x5C
 _U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 _NO_PAIR_ESCAPES = {8, 9, 10, 12, 13}
 _ODD_ESCAPE = re.compile(rb"\\[u/]")
+#: The bytes an escape's first part can end with: a backslash, ``u`` and the hex digits.
+_MAY_END_INSIDE = frozenset(b"\\u0123456789abcdefABCDEF")
 
 
 def _odd_run_before(buf: bytes | bytearray, p: int) -> bool:
@@ -32,6 +34,8 @@ def _odd_run_before(buf: bytes | bytearray, p: int) -> bool:
 
 def at_escape_boundary(buf: bytes | bytearray, p: int) -> bool:
     """True when ``p`` (in escaped text that starts on a boundary) starts a new character."""
+    if p <= 0 or buf[p - 1] not in _MAY_END_INSIDE:
+        return True  # after anything else, ``p`` is neither in an escape nor right after a backslash
     if _odd_run_before(buf, p):
         return False
     for j in range(2, 6):  # inside the four hex digits of a \\uXXXX?
