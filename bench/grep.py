@@ -103,6 +103,19 @@ def main() -> int:
                 line(f"spillscope grep --json [{path}]: {what}", secs, base, size,
                      f"peak RSS {max(r[1] for r in runs) / 1024:.0f} MB, exit {runs[0][2]}")
 
+        # A common phrase: the cost is then per hit (each one a JSON line), not per byte.
+        common = Path(tmp) / "common" / "session-0123456789ab"
+        common.mkdir(parents=True)
+        write_transcript(common / "000000000000-session-reference-1.txt", 16 << 20)
+        word = "context"
+        nhits = sum(1 for _ in subprocess.run([*exe, word, str(common.parent), "--json"], env=cli_env("native"),
+                                              capture_output=True, check=True).stdout.splitlines())
+        base = min(run_rss(["grep", "-r", "-c", "-F", word, str(common.parent)])[0] for _ in range(3))
+        secs = min(run_rss([*exe, word, str(common.parent), "--json"], cli_env("native"))[0] for _ in range(3))
+        print(f"\n== a common phrase: {word!r} in 16 MB, {nhits} hits ==\nbaseline grep -r -c -F: {base:.3f} s\n"
+              f"spillscope grep --json [native]: {secs:.3f} s, {secs / nhits * 1e6:.1f} us per hit, "
+              f"{secs / base:.0f}x baseline (the output is {nhits} JSON lines; --max-count bounds it)\n")
+
         from spillscope.inspect.search import Pattern, search_message_region
         from spillscope.formats.transcript import TranscriptIndex
         from spillscope.util import native

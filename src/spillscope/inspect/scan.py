@@ -185,13 +185,9 @@ def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[Sessi
     append, pop = session.artifacts.append, names.pop
     while names:
         child = pop()
-        child_path = prefix + child
-        try:
-            cst = os.lstat(child_path)
-        except OSError as exc:
-            findings.append(finding("unreadable", path=child_path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
-            continue
-        append(artifact_from_lstat(child_path, child, cst, name, findings))
+        art = lstat_artifact(prefix + child, child, name, findings)
+        if art is not None:
+            append(art)
     return session, findings
 
 
@@ -215,14 +211,19 @@ def open_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[Sessi
 
 
 def scan_entry(child: os.DirEntry[str], session_name: str, findings: list[Finding]) -> Artifact | None:
-    """One entry of a session dir as an :class:`Artifact`, its findings appended to
-    ``findings``; ``None`` (with an ``unreadable`` finding) when it vanished."""
+    """One entry of a session dir as an :class:`Artifact` (see :func:`lstat_artifact`)."""
+    return lstat_artifact(child.path, child.name, session_name, findings)
+
+
+def lstat_artifact(path: str, name: str, session_name: str, findings: list[Finding]) -> Artifact | None:
+    """The entry at ``path`` (file name ``name``) as an :class:`Artifact`, its findings
+    appended to ``findings``; ``None`` (with an ``unreadable`` finding) when it vanished."""
     try:
-        cst = child.stat(follow_symlinks=False)
+        cst = os.lstat(path)
     except OSError as exc:
-        findings.append(finding("unreadable", path=child.path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
+        findings.append(finding("unreadable", path=path, detail=f"vanished mid-scan: {exc.strerror or exc}"))
         return None
-    return artifact_from_lstat(child.path, child.name, cst, session_name, findings)
+    return artifact_from_lstat(path, name, cst, session_name, findings)
 
 
 def artifact_from_lstat(path: str, name: str, cst: os.stat_result, session_name: str, findings: list[Finding]) -> Artifact:
