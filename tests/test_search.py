@@ -748,3 +748,66 @@ def test_grep_writes_in_blocks_even_when_python_is_unbuffered(tmp_path: Path, mo
     lines = raw.data.decode().splitlines()
     assert len(lines) == 3000 and [json.loads(x)["start"] for x in lines[:3]] == [0, 7, 14]
     assert raw.writes < 3000 / 10
+
+
+def test_only_i_k_and_s_match_beyond_ascii_when_case_is_ignored() -> None:
+    """The case-insensitive prefilter trusts that an ASCII character matches only ASCII
+    characters under re.IGNORECASE, but for i, k and s: checked over every code point."""
+    from spillscope.inspect.search_pattern import _FOLDS_BEYOND_ASCII
+
+    beyond = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
+    for c in map(chr, range(0x80)):
+        if re.search(re.escape(c), beyond, re.IGNORECASE):
+            assert c in _FOLDS_BEYOND_ASCII, repr(c)
+        else:
+            assert c not in _FOLDS_BEYOND_ASCII, repr(c)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(hay=st.lists(st.sampled_from([b"a", b"A", b"b", b"B", b"@", b"`", b"[", b"{", b"z", b"Z", b"\x80", b"\xc3",
+                                     b" ", b"Ab" * 20]), max_size=80).map(b"".join),
+       needle=st.lists(st.sampled_from([b"a", b"b", b"@", b"`", b"[", b"{", b"z", b" ", b"\xc3"]), min_size=1,
+                       max_size=6).map(b"".join), start=st.integers(0, 12))
+def test_native_find_ci_is_lower_then_find(hay: bytes, needle: bytes, start: int) -> None:
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("no native accelerator here")
+    was = nat.simd()
+    try:
+        for flag in (1, 0):
+            nat.simd(flag)
+            assert nat.find_ci(hay, needle, start) == hay.lower().find(needle, start)
+    finally:
+        nat.simd(was)
+
+
+CASE_WORDS = ["spill", "SPILL", "Spill", "ſpill", "\u212aelvin", "kelvin", "KELVIN", "\u0130stanbul", "ıstanbul",
+              "istanbul", " ", "\n", '"', "\\", "\x01", "界", "😀", "\ud800", "e\u0301", "Store", "sTORE", "ß", "SS"]
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+@pytest.mark.parametrize("seed", range(6))
+def test_ignoring_case_finds_what_re_finds_wherever_windows_fall(tmp_path: Path, seed: int, scanners: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """-i: windows without the pattern's plain-ASCII part are skipped, never a hit (the
+    Kelvin sign matches k, long s matches s, dotless and dotted I match i)."""
+    rng = random.Random(seed)
+    texts = ["".join(rng.choice(CASE_WORDS) for _ in range(rng.choice([30, 400, 3000]))) for _ in range(2)]
+    root = write_root(tmp_path, [texts], [texts[0]])
+    monkeypatch.setattr(T, "WINDOW", rng.choice([600, 1500, 4096]))
+    monkeypatch.setattr(TL, "WINDOW", rng.choice([64, 600, 1300]))
+    transcript = next(root.rglob("*-session-reference-1.txt"))
+    tool = next(root.rglob("*-bash.txt"))
+    exact = [m.text for m in read_transcript(transcript).messages]
+    tool_text = tool.read_bytes().decode("utf-8", "replace")
+    with using(scanners):
+        for needle in ("spill store", "KELVIN", "Istanbul", "SPILL\n\"", "kiss", "e\u0301 ", "store\\"):
+            pattern = S.Pattern(needle, ignore_case=True)
+            compiled = pattern.compile()
+            want = [(i + 1, m.start(), m.end()) for i, t in enumerate(exact) for m in compiled.finditer(t)]
+            got = [(ev.message, ev.hit.start, ev.hit.end) for ev in S.search_transcript(str(transcript), pattern)
+                   if isinstance(ev, A._Located)]
+            assert got == want, needle
+            want_tool = [(m.start(), m.end(), utf8_len(tool_text[: m.start()])) for m in compiled.finditer(tool_text)]
+            got_tool = [(h.start, h.end, h.byte_start) for h in TL.search_tool_output(str(tool), pattern)]
+            assert got_tool == want_tool, needle

@@ -6,6 +6,7 @@
  *   canonical              search_escapes.canonical_escapes
  *   survey                 canonical and escaped_stats, in one pass
  *   find                   bytes.find
+ *   find_ci                bytes.lower().find (ASCII letters folded)
  *   escaped_stats          len() and utf8_len() of search_escapes.decode_escaped
  *   utf8_stats             len() and utf8_len() of bytes.decode("utf-8") (None if invalid)
  *   index_lines            the parser's fragments + TranscriptIndex._index_batch
@@ -827,6 +828,73 @@ static PyObject *native_find(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(at);
 }
 
+/* ---------------------------------------------------------------------------------
+ * find_ci(buf, needle, start=0) -> int: bytes(buf).lower().find(needle, start) for a
+ * lowercase ``needle``, without the lowered copy (ASCII letters folded, as bytes.lower()
+ * folds them). Candidates are where the needle's first and last bytes match, folded,
+ * 32 positions at a time (AVX2 where the CPU has it); each is then compared in full.
+ */
+static inline unsigned char lower_ascii(unsigned char c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+static inline int equal_ci(const unsigned char *a, const unsigned char *lowered, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (lower_ascii(a[k]) != lowered[k]) return 0;
+    return 1;
+}
+
+static Py_ssize_t find_ci_scalar(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m,
+                                 Py_ssize_t i) {
+    for (; i + m <= n; i++)
+        if (lower_ascii(h[i]) == s[0] && equal_ci(h + i, s, m)) return i;
+    return -1;
+}
+
+#ifdef HAVE_SIMD_STATS
+AVX_TARGET static Py_ssize_t find_ci_simd(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m,
+                                          Py_ssize_t i) {
+    /* OR 0x20 folds the letters (and maps some other bytes together: more candidates,
+     * never fewer, since each is compared in full). */
+    const __m256i fold = _mm256_set1_epi8(0x20);
+    const __m256i first = _mm256_set1_epi8((char)(s[0] | 0x20)), last = _mm256_set1_epi8((char)(s[m - 1] | 0x20));
+    for (; i + m - 1 + W32 <= n; i += W32) {
+        __m256i a = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(h + i)), fold);
+        __m256i b = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(h + i + m - 1)), fold);
+        unsigned mask = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, first),
+                                                                        _mm256_cmpeq_epi8(b, last)));
+        while (mask) {
+            Py_ssize_t q = i + __builtin_ctz(mask);
+            mask &= mask - 1;
+            if (equal_ci(h + q, s, m)) return q;
+        }
+    }
+    return find_ci_scalar(h, n, s, m, i);
+}
+#endif
+
+static PyObject *native_find_ci(PyObject *self, PyObject *args) {
+    Py_buffer hay, pin;
+    Py_ssize_t start = 0;
+    if (!PyArg_ParseTuple(args, "y*y*|n", &hay, &pin, &start)) return NULL;
+    Py_ssize_t at = -1;
+    if (start < 0) start = 0;
+    const unsigned char *h = (const unsigned char *)hay.buf, *s = (const unsigned char *)pin.buf;
+    Py_ssize_t n = hay.len, m = pin.len;
+    if (m == 0) {
+        at = start <= n ? start : -1;
+    } else if (start <= n) {
+        Py_BEGIN_ALLOW_THREADS
+#ifdef HAVE_SIMD_STATS
+        at = use_simd() ? find_ci_simd(h, n, s, m, start) : find_ci_scalar(h, n, s, m, start);
+#else
+        at = find_ci_scalar(h, n, s, m, start);
+#endif
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&hay);
+    PyBuffer_Release(&pin);
+    return PyLong_FromSsize_t(at);
+}
+
 static PyMethodDef methods[] = {
     {"deframe", native_deframe, METH_VARARGS, "deframe(buf, end=len(buf)) -> bytes | None"},
     {"deframe_into", native_deframe_into, METH_VARARGS, "deframe_into(buf, end, out: bytearray) -> int"},
@@ -834,6 +902,7 @@ static PyMethodDef methods[] = {
     {"utf8_stats", native_utf8_stats, METH_VARARGS, "utf8_stats(buf, start=0, end=-1) -> (int, int) | None"},
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
+    {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},
     {"index_lines", native_index_lines, METH_VARARGS,

@@ -50,6 +50,10 @@ class _MessageSearch:
         self.needle_text = lit
         self.needle = codec.encode_needle(lit) if lit is not None else None
         self.impossible = lit is not None and self.needle is None
+        #: Ignoring case: the escaped, lowercased part of the text every match holds as
+        #: plain ASCII (see Pattern.required); a window without it is only counted.
+        req = pattern.required
+        self.prefilter = codec.encode_needle(req).lower() if req else None
         self.limit = limit
         self.found = 0
         # Where counting has reached: raw offset of a window start, and text offsets there.
@@ -108,9 +112,14 @@ class _MessageSearch:
         # The previous window's text just before this one (a hit near the window's start shows
         # its context from there), when this window starts where that one said.
         self._lead = self._tail if w.raw_start == self._tail_raw else ""
-        canonical, counts = self.codec.survey(data, w.carry) if self.needle is not None else (False, None)
-        if canonical:
+        if self.needle is not None or self.prefilter is not None:
+            canonical, counts = self.codec.survey(data, w.carry)
+        else:
+            canonical, counts = False, None
+        if canonical and self.needle is not None:
             yield from self._bytes_window(w, counts)
+        elif canonical and not self._may_match(data):
+            self._counted_to_carry(w, counts)  # no match can start in this window
         else:
             yield from self._text_window(w)
         if not w.final and not self.done():
@@ -157,18 +166,32 @@ class _MessageSearch:
                     p = find(needle, p + len(needle))
                     continue
             p = find(needle, p + 1)
-        if w.final:
-            return
-        if counted:
+        if counted and not w.final:
             dcp, dnb = codec.measure(data, q, w.carry)
-        elif self.known_raw == w.raw_start and counts is not None:
+            self._known_at_carry(cp + dcp, nb + dnb)
+        elif not counted:
+            self._counted_to_carry(w, counts)
+
+    def _may_match(self, data: bytes | bytearray) -> bool:
+        """False when no match can be in canonical ``data``: it lacks the part of the
+        pattern every match holds as plain ASCII, letters in either case."""
+        assert self.prefilter is not None
+        nat = native.NATIVE
+        if nat is not None:
+            return nat.find_ci(data, self.prefilter) >= 0
+        return data.lower().find(self.prefilter) >= 0
+
+    def _counted_to_carry(self, w: _Window, counts: tuple[int, int] | None) -> None:
+        """Counting moves past a window no hit needed counted, where it was known at the
+        window's start and the codec counted it; otherwise a hit counts later, from the last
+        known position."""
+        if not w.final and self.known_raw == w.raw_start and counts is not None:
             # Counted as it goes where counting is cheap (the native scanner): a hit deep in
             # a huge message then needs no second read of everything before it.
-            dcp, dnb = counts
-            cp, nb = self.known_cp, self.known_bytes
-        else:
-            return  # counted later, from the last known position, if a hit needs it
-        self.known_cp, self.known_bytes = cp + dcp, nb + dnb
+            self._known_at_carry(self.known_cp + counts[0], self.known_bytes + counts[1])
+
+    def _known_at_carry(self, cp: int, nb: int) -> None:
+        self.known_cp, self.known_bytes = cp, nb
         self.known_raw = -2  # set by the caller: the next window's raw start
         self._pending_next = True
 

@@ -43,6 +43,34 @@ class Pattern:
         """The fixed string searched as bytes, or None when the search needs decoded text."""
         return None if self.regex or self.ignore_case else js_normalize(self.text)
 
+    @property
+    def required(self) -> str | None:
+        """For a fixed string searched ignoring case: a part of it that every match holds
+        as the same ASCII characters, in either case (lowercased here), so windows without
+        it need not be decoded; None otherwise."""
+        if self.regex or not self.ignore_case:
+            return None
+        return _required(js_normalize(self.text))
+
+
+#: The ASCII letters that match a non-ASCII character when case is ignored (i: U+0130,
+#: U+0131; k: U+212A KELVIN SIGN; s: U+017F LONG S), as Python's re folds case.
+_FOLDS_BEYOND_ASCII = frozenset("iIkKsS")
+
+
+def _required(text: str) -> str | None:
+    """The longest run of ``text`` whose characters each match only ASCII characters
+    when case is ignored, lowercased; None when there is none."""
+    best, run = "", []
+    for ch in text + "\x80":
+        if ch < "\x80" and ch not in _FOLDS_BEYOND_ASCII:
+            run.append(ch)
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best.lower() or None
+
 
 def matches_after(compiled: re.Pattern[str], text: str, resume: int) -> Iterator[re.Match[str]]:
     """Non-empty matches in ``text`` as one ``finditer`` over the whole message would give them,
