@@ -53,7 +53,8 @@ class _MessageSearch:
         #: Ignoring case: the escaped, lowercased part of the text every match holds as
         #: plain ASCII (see Pattern.required); a window without it is only counted.
         req = pattern.required
-        self.prefilter = codec.encode_needle(req).lower() if req else None
+        enc = codec.encode_needle(req) if req else None
+        self.prefilter = enc.lower() if enc else None
         self.limit = limit
         self.found = 0
         # Where counting has reached: raw offset of a window start, and text offsets there.
