@@ -92,13 +92,14 @@ def main() -> int:
         run_rss([*exe, RARE, str(root), "--json"], cli_env("native"))  # writes the .pyc files once
         print(f"empty-root startup of `spillscope grep`: "
               f"{min(run_rss([*exe, 'x', str(Path(tmp) / 'none')], cli_env('native'))[0] for _ in range(3)):.3f} s")
-        for needle, what in ((RARE, "rare phrase across a fragment line (4 hits)"),
-                             (DEEP, "phrase at the end of each big message (4 hits)"),
-                             ("absent from every file", "absent phrase (0 hits)")):
-            base = min(run_rss(["grep", "-r", "-c", "-F", needle, str(root)])[0] for _ in range(3))
-            print(f"baseline grep -r -c -F ({what}): {base:.3f} s")
+        for needle, what, flags in ((RARE, "rare phrase across a fragment line (4 hits)", []),
+                                    (DEEP, "phrase at the end of each big message (4 hits)", []),
+                                    ("absent from every file", "absent phrase (0 hits)", []),
+                                    (RARE.upper(), "-i, the rare phrase in capitals (4 hits)", ["-i"])):
+            base = min(run_rss(["grep", "-r", "-c", "-F", *flags, needle, str(root)])[0] for _ in range(3))
+            print(f"baseline grep -r -c -F {' '.join(flags)}({what}): {base:.3f} s")
             for path in PATHS:
-                runs = [run_rss([*exe, needle, str(root), "--json"], cli_env(path)) for _ in range(3)]
+                runs = [run_rss([*exe, *flags, needle, str(root), "--json"], cli_env(path)) for _ in range(3)]
                 secs = min(r[0] for r in runs)
                 line(f"spillscope grep --json [{path}]: {what}", secs, base, size,
                      f"peak RSS {max(r[1] for r in runs) / 1024:.0f} MB, exit {runs[0][2]}")
