@@ -97,7 +97,7 @@ def main() -> int:
                                     ("absent from every file", "absent phrase (0 hits)", []),
                                     (RARE.upper(), "-i, the rare phrase in capitals (4 hits)", ["-i"])):
             base = min(run_rss(["grep", "-r", "-c", "-F", *flags, needle, str(root)])[0] for _ in range(3))
-            print(f"baseline grep -r -c -F {' '.join(flags)}({what}): {base:.3f} s")
+            print(f"baseline {' '.join(['grep -r -c -F', *flags])} ({what}): {base:.3f} s")
             for path in PATHS:
                 runs = [run_rss([*exe, *flags, needle, str(root), "--json"], cli_env(path)) for _ in range(3)]
                 secs = min(r[0] for r in runs)
