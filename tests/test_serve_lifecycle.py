@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from spillscope.frontends.demo import write_demo
+from procs import alive, children
 
 pytest.importorskip("textual_serve")
 
@@ -40,24 +41,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            out += [int(p) for p in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    except OSError:
-        pass
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _wait(pred, timeout: float) -> bool:
@@ -86,12 +69,12 @@ class Serve:
 
     def connect(self) -> tuple[subprocess.Popen, int]:
         """A client that is drawing, and the app process serving it."""
-        before = set(_children(self.proc.pid))
+        before = set(children(self.proc.pid))
         client = subprocess.Popen([sys.executable, "-c", CLIENT, str(self.port)], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL)
         self.clients.append(client)
         assert client.stdout is not None and client.stdout.readline() == b"drawing\n"
-        new = set(_children(self.proc.pid)) - before
+        new = set(children(self.proc.pid)) - before
         assert len(new) == 1, new  # the app is serve's own child (exec'd, no shell between)
         return client, new.pop()
 
@@ -120,11 +103,11 @@ def test_app_ends_when_its_browser_is_killed_and_serve_stops_cleanly(tmp_path):
     try:
         client, app = serve.connect()
         client.kill()
-        assert _wait(lambda: not _alive(app), 10), "the app outlived its browser"
+        assert _wait(lambda: not alive(app), 10), "the app outlived its browser"
         _, app2 = serve.connect()
         serve.proc.send_signal(signal.SIGINT)  # Ctrl-C on serve alone
         assert _wait(lambda: serve.proc.poll() is not None, 60)
-        assert _wait(lambda: not _alive(app2), 5), "the app outlived serve"
+        assert _wait(lambda: not alive(app2), 5), "the app outlived serve"
     finally:
         out, err = serve.close()
     text = (out + err).decode("utf-8", "replace")
@@ -138,7 +121,7 @@ def test_app_dies_with_a_killed_server(tmp_path):
         _, app = serve.connect()
         os.kill(serve.proc.pid, signal.SIGKILL)  # the server alone, not its group
         serve.proc.wait(timeout=10)
-        assert _wait(lambda: not _alive(app), 5), "the app was orphaned"
+        assert _wait(lambda: not alive(app), 5), "the app was orphaned"
     finally:
         serve.close()
         try:

@@ -10,44 +10,23 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from spillscope.frontends.demo import write_demo
 from spillscope.frontends.tui.app import SpillscopeApp
 from spillscope.inspect.watch_child import awatch_root_child
+from procs import alive, children, cmdline
 from test_tui import status_text, wait_for
 from test_watch_tui import artifact_keys
 
 
 def _watch_children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            out += [int(p) for p in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    except OSError:
-        pass
-    return [p for p in out if b"spillscope.inspect.watch_child" in _cmdline(p)]
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return [p for p in children(pid) if b"spillscope.inspect.watch_child" in cmdline(p)]
 
 
 def _gone_within(pid: int, seconds: float) -> bool:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        if not _alive(pid):
+        if not alive(pid):
             return True
         time.sleep(0.05)
     return False
@@ -57,7 +36,7 @@ async def _agone_within(pid: int, seconds: float) -> bool:
     """The same, letting the loop run (the app's workers end on it)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        if not _alive(pid):
+        if not alive(pid):
             return True
         await asyncio.sleep(0.05)
     return False
