@@ -804,30 +804,6 @@ static PyObject *native_simd(PyObject *self, PyObject *args) {
  * find(buf, needle, start=0) -> int: buf.find(needle, start), with the C library's
  * memmem (several times faster than bytes.find on needles whose last byte is common).
  */
-static PyObject *native_find(PyObject *self, PyObject *args) {
-    Py_buffer hay, pin;
-    Py_ssize_t start = 0;
-    if (!PyArg_ParseTuple(args, "y*y*|n", &hay, &pin, &start)) return NULL;
-    Py_ssize_t at = -1;
-    if (start < 0) start = 0;
-    if (start <= hay.len) {
-        const char *base = (const char *)hay.buf + start;
-        size_t n = (size_t)(hay.len - start);
-        const void *q;
-        if (n >= BIG) {
-            Py_BEGIN_ALLOW_THREADS
-            q = memmem(base, n, pin.buf, (size_t)pin.len);
-            Py_END_ALLOW_THREADS
-        } else {
-            q = memmem(base, n, pin.buf, (size_t)pin.len);
-        }
-        if (q != NULL) at = (const char *)q - (const char *)hay.buf;
-    }
-    PyBuffer_Release(&hay);
-    PyBuffer_Release(&pin);
-    return PyLong_FromSsize_t(at);
-}
-
 /* ---------------------------------------------------------------------------------
  * find_ci(buf, needle, start=0) -> int: bytes(buf).lower().find(needle, start) for a
  * lowercase ``needle``, without the lowered copy (ASCII letters folded, as bytes.lower()
@@ -871,29 +847,46 @@ AVX_TARGET static Py_ssize_t find_ci_simd(const unsigned char *h, Py_ssize_t n, 
 }
 #endif
 
-static PyObject *native_find_ci(PyObject *self, PyObject *args) {
+/* The first ``m``-byte needle at or after ``i`` in h[0:n] (folded: find_ci), or -1. */
+static Py_ssize_t find_at(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m, Py_ssize_t i,
+                          int folded) {
+    if (!folded) {
+        const unsigned char *q = memmem(h + i, (size_t)(n - i), s, (size_t)m);
+        return q == NULL ? -1 : q - h;
+    }
+    if (m == 0) return i;
+#ifdef HAVE_SIMD_STATS
+    if (use_simd()) return find_ci_simd(h, n, s, m, i);
+#endif
+    return find_ci_scalar(h, n, s, m, i);
+}
+
+static PyObject *find_common(PyObject *args, int folded) {
     Py_buffer hay, pin;
     Py_ssize_t start = 0;
     if (!PyArg_ParseTuple(args, "y*y*|n", &hay, &pin, &start)) return NULL;
     Py_ssize_t at = -1;
     if (start < 0) start = 0;
     const unsigned char *h = (const unsigned char *)hay.buf, *s = (const unsigned char *)pin.buf;
-    Py_ssize_t n = hay.len, m = pin.len;
-    if (m == 0) {
-        at = start <= n ? start : -1;
-    } else if (start <= n) {
-        Py_BEGIN_ALLOW_THREADS
-#ifdef HAVE_SIMD_STATS
-        at = use_simd() ? find_ci_simd(h, n, s, m, start) : find_ci_scalar(h, n, s, m, start);
-#else
-        at = find_ci_scalar(h, n, s, m, start);
-#endif
-        Py_END_ALLOW_THREADS
+    if (start <= hay.len) {
+        if (hay.len - start >= BIG) {
+            Py_BEGIN_ALLOW_THREADS
+            at = find_at(h, hay.len, s, pin.len, start, folded);
+            Py_END_ALLOW_THREADS
+        } else {
+            at = find_at(h, hay.len, s, pin.len, start, folded);
+        }
     }
     PyBuffer_Release(&hay);
     PyBuffer_Release(&pin);
     return PyLong_FromSsize_t(at);
 }
+
+/* find(buf, needle, start=0) -> int: buf.find(needle, start), with the C library's
+ * memmem (several times faster than bytes.find on needles whose last byte is common). */
+static PyObject *native_find(PyObject *self, PyObject *args) { return find_common(args, 0); }
+
+static PyObject *native_find_ci(PyObject *self, PyObject *args) { return find_common(args, 1); }
 
 static PyMethodDef methods[] = {
     {"deframe", native_deframe, METH_VARARGS, "deframe(buf, end=len(buf)) -> bytes | None"},
