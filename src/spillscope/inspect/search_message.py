@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 from ..util import native
 from ..util.text import utf8_len
 from .search_pattern import REGEX_OVERLAP, Pattern, matches_after
-from .search_records import CONTEXT, MessageHit, _hit, _trim
+from .search_records import CONTEXT, MessageHit, _hit
 
 #: Escaped bytes that always hold a hit's CONTEXT code points (at most 6 bytes each, as
 #: ``\u0001``), plus one more: an edge that falls inside an escape moves to its end.
@@ -86,14 +86,13 @@ class _MessageSearch:
         return self.impossible or (self.limit is not None and self.found >= self.limit)
 
     def run(self, windows: Iterable[_Window], cancelled: Callable[[], bool]) -> Iterator[MessageHit]:
-        """The hits (trimmed for display) of every window, until the limit or a cancel
+        """The hits of every window, until the limit or a cancel
         (:attr:`cancelled` then says so), checked before each window."""
         for w in windows:
             if cancelled():
                 self.cancelled = True
                 return
-            for h in self.window(w):
-                yield _trim(h)
+            yield from self.window(w)
             if self.done():
                 return
 
@@ -159,7 +158,7 @@ class _MessageSearch:
                 cp, nb, q = cp + dcp, nb + dnb, p
                 if cp >= self.last_end:
                     before, after = self._context_bytes(data, p, p + len(needle))
-                    yield MessageHit(cp, cp + ncp, nb, nb + nby, before, self.needle_text, after)
+                    yield _hit(cp, cp + ncp, nb, nb + nby, before, self.needle_text, after)
                     self.last_end = cp + ncp
                     self.found += 1
                     if self.done():

@@ -42,10 +42,6 @@ def _hit(s: int, e: int, bs: int, be: int, before: str, match: str, after: str) 
     return MessageHit(s, e, bs, be, before, match, after)
 
 
-def _trim(h: MessageHit) -> MessageHit:
-    return _hit(h.start, h.end, h.byte_start, h.byte_end, h.before, h.match, h.after)
-
-
 
 @dataclass(frozen=True)
 class _Located:
