@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..util.fs import open_reader
 from ..util.text import js_utf8
-from ..reference.check import retention_splits
+from ..reference.check import retention_splits, same_bytes
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
 from .blind import _Blind
@@ -93,10 +93,13 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.
             n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b) + 3, len(head_b) + 3)
+            first: bytes | memoryview
+            last: bytes | memoryview
             if n_head + n_tail >= art.size:
-                # The ends overlap: one read, two slices (not two reads of most of the file).
-                whole = reader.pread(art.size, 0)
-                first, last = whole[:n_head], whole[max(0, art.size - n_tail):] if n_tail else b""
+                # The ends overlap: one read and two views of it (not two reads of most of
+                # the file, nor two copies: each would be fresh memory, paid in page faults).
+                whole = memoryview(reader.pread(art.size, 0))
+                first, last = whole[:n_head], whole[max(0, art.size - n_tail):] if n_tail else whole[:0]
             else:
                 first = reader.pread(n_head, 0)
                 last = reader.pread(n_tail, max(0, art.size - n_tail)) if n_tail else b""
@@ -106,8 +109,8 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
         link.findings.append(finding("unreadable", path=art.path, session=entry.target_session, detail=exc.strerror or str(exc)))
         return link
     if notice.fork_gap:
-        if first != head_b or last != tail_b:
-            part = "head" if first != head_b else "tail"
+        if not same_bytes(first, head_b) or not same_bytes(last, tail_b):
+            part = "tail" if same_bytes(first, head_b) else "head"
             link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
                                          detail=f"preview {part} (before/after the [...] gap) is not the artifact's {part}"))
     else:
