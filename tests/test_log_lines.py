@@ -40,12 +40,12 @@ def test_long_lines_reuse_one_buffer(small_piece):
     reader = LineReader(io.BytesIO(data))  # type: ignore[arg-type]
     first = reader.readline(1000)
     assert bytes(first) == data[:51]
-    buf, size = reader.buf, len(reader.buf)
+    buf, size = reader.scratch.buf, len(reader.scratch.buf)
     del first
     assert bytes(reader.readline(1000)) == b"y" * 45 + b"\n"
     assert bytes(reader.readline(1000)) == b"z" * 50 + b"\n"
     # Written over the first line's pages, not a fresh buffer per line.
-    assert reader.buf is buf and len(reader.buf) == size
+    assert reader.scratch.buf is buf and len(reader.scratch.buf) == size
 
 
 def test_a_line_still_held_is_never_written_over_by_a_longer_one(small_piece):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
+from ..util.scratch import Scratch, put
+
 #: A piece of a long line: small enough that glibc reuses its memory from piece to piece.
 PIECE = 1 << 20
 
@@ -28,40 +30,22 @@ class LineReader:
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
-        self.buf = bytearray()
+        self.scratch = Scratch()
 
     def readline(self, limit: int) -> bytes | memoryview:
         first = self.stream.readline(min(limit, PIECE))
         if len(first) < PIECE or first[-1:] == b"\n" or limit <= PIECE:
             return first
-        self._own()
-        got = self._put(0, first)
+        buf = self.scratch.take()
+        got = put(buf, 0, first)
         while got < limit:
             piece = self.stream.readline(min(limit - got, PIECE))
             if not piece:
                 break
-            got = self._put(got, piece)
+            got = put(buf, got, piece)
             if piece[-1:] == b"\n":
                 break
-        return memoryview(self.buf)[:got]
-
-    def _own(self) -> None:
-        """Make sure no view of an earlier line still sees the buffer: a bytearray with a
-        view exported refuses to change size, so a one-byte grow and shrink tells."""
-        try:
-            self.buf.append(0)
-        except BufferError:
-            self.buf = bytearray()
-        else:
-            del self.buf[-1]
-
-    def _put(self, at: int, piece: bytes) -> int:
-        end = at + len(piece)
-        if end > len(self.buf):
-            # Grows in place (glibc's realloc of a mapped block remaps it, no copy).
-            self.buf.extend(bytes(end - len(self.buf)))
-        self.buf[at:end] = piece
-        return end
+        return memoryview(buf)[:got]
 
 
 def is_blank(line: bytes | memoryview) -> bool:

@@ -46,6 +46,7 @@ from .links import ArtifactCheck, LinkStatus, ReferenceLink, ToolSpillLink
 from .locate import resolve_locator
 from .logs import SessionLog, read_logs
 from .scan import Artifact, ProgressFn, RootScan, scan_root
+from ..util.scratch import Scratch
 from .transcript_check import _ByteMeter, _check_transcript, _Digests
 
 __all__ = ["ArtifactCheck", "Inspection", "LinkStatus", "MAX_SAFE", "ReferenceLink", "ToolSpillLink",
@@ -146,6 +147,7 @@ def _inspect_root(
             for entry in log.references:
                 digests.want(entry, root, rebase, by_path)
     blind = _Blind(scan)
+    scratch = (Scratch(), Scratch())  # the tool-spill checks' buffers, reused notice to notice
     for log in session_logs:
         for entry in log.references:
             link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests, blind)
@@ -154,7 +156,7 @@ def _inspect_root(
             if link.artifact is not None:
                 named.add(link.artifact.path)
         for spill in log.tool_spills:
-            tlink = _link_tool_spill(spill, root, rebase, by_path, blind)
+            tlink = _link_tool_spill(spill, root, rebase, by_path, blind, scratch)
             tool_links.append(tlink)
             findings.extend(tlink.findings)
             if tlink.artifact is not None:
