@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from typing import BinaryIO
 
+from ..util import scratch
 from ..util.scratch import Scratch, put
 
-#: A piece of a long line: small enough that glibc reuses its memory from piece to piece.
-PIECE = 1 << 20
+#: A piece of a long line: small enough that glibc reuses its memory from piece to piece
+#: (see :data:`..util.scratch.PIECE`).
+PIECE = scratch.PIECE
 
 _BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]+")
 

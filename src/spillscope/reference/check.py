@@ -48,7 +48,7 @@ class Recomputed:
 
 
 _BLOCK = 1 << 16
-_PIECE = 1 << 20
+_PIECE = 1 << 16  # see util/scratch.py: small pieces reuse their memory
 
 
 Bytes = bytes | bytearray | memoryview
