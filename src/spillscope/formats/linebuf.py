@@ -2,7 +2,7 @@
 
 ``BufferedReader.readline`` builds a line longer than its buffer from 1 MiB pieces and
 joins them: the pieces, then the joined line, are fresh memory each time, and at 100 MB
-a line that is ~50,000 page faults twice over, for every line (glibc hands allocations
+a line that is ~25,000 page faults twice over, for every line (glibc hands allocations
 over 32 MB straight to ``mmap`` and back to the kernel when freed; smaller ones it
 reuses). :class:`LineReader` reads a short line with that same ``readline`` (one call,
 in C) and the rest of a long one, piece by piece, into a ``bytearray`` it keeps: the

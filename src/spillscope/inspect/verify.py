@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..util.fs import normalize_root
+from ..util.scratch import Scratch
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
 from ..formats.transcript.reader import departs_from_title
 from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
@@ -46,7 +47,6 @@ from .links import ArtifactCheck, LinkStatus, ReferenceLink, ToolSpillLink
 from .locate import resolve_locator
 from .logs import SessionLog, read_logs
 from .scan import Artifact, ProgressFn, RootScan, scan_root
-from ..util.scratch import Scratch
 from .transcript_check import _ByteMeter, _check_transcript, _Digests
 
 __all__ = ["ArtifactCheck", "Inspection", "LinkStatus", "MAX_SAFE", "ReferenceLink", "ToolSpillLink",
