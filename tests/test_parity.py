@@ -216,6 +216,36 @@ def test_retention_splits_finds_each_stripped_bom():
     assert retention_splits(b"nothing", original, original, len(original)) == []
 
 
+
+def test_retention_splits_reads_views_as_it_reads_bytes():
+    """The tool-spill check hands the artifact's two ends in as views of one read (a copy
+    of a 100 MB end is paid in page faults): every answer is the one for bytes."""
+    import random
+
+    from spillscope.reference.check import common_prefix, common_suffix, same_bytes
+
+    rng = random.Random(7)
+    bom = b"\xef\xbb\xbf"
+    alphabet = [b"a", b"b", bom, "\u754c".encode()]
+    for _ in range(400):
+        original = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        k0, k1 = sorted(rng.randrange(0, len(original) + 1) for _ in range(2))
+        kept = original[:k0] + original[k1:]
+        if rng.random() < 0.3:
+            kept = rng.choice([b"", b"a", bom + b"b", kept + b"x", b"x" + kept, kept.replace(b"\xef", b"a")])
+        if rng.random() < 0.5 and kept[:3] != bom:
+            kept = kept.replace(bom, b"", 1)  # as if a BOM piece were stripped
+        n = len(kept) + 3
+        head, tail = original[:n], original[max(0, len(original) - n):]
+        want = retention_splits(kept, head, tail, len(original))
+        whole = memoryview(original)
+        assert retention_splits(kept, whole[:n], whole[max(0, len(original) - n):], len(original)) == want
+        assert retention_splits(memoryview(kept), whole[:n], whole[max(0, len(original) - n):], len(original)) == want
+        assert common_prefix(kept, whole) == common_prefix(kept, original)
+        assert common_suffix(memoryview(kept), whole) == common_suffix(kept, original)
+        assert same_bytes(kept, whole[:len(kept)]) is (kept == original[:len(kept)])
+        assert same_bytes(whole[:0], b"") and not same_bytes(whole, original + b"x")
+
 # --- classes 2 and 3: the reference's validation ------------------------------------------
 
 @pytest.mark.parametrize("refs, code", [

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Iterator, Union
 
 from ..util.fs import file_type, open_regular
 from ..util.text import loads_exact
+from .linebuf import LineReader, is_blank
 
 LOG_NAMES = ("session.v3.jsonl", "session.v2.jsonl", "session.v1.jsonl", "session.jsonl")
 LOG_PATTERN = re.compile(r"^session(\.v[0-9]+)?\.jsonl(\.zstd)?\Z")
@@ -214,9 +215,14 @@ def iter_log(
         line = 0
         bad_run = 0
         inflated = 0
+        lines = LineReader(stream)
+        raw: bytes | memoryview
+        body: memoryview
         while True:
+            # The last line's views let go first: its buffer is then reused in place.
+            raw = body = memoryview(b"")
             try:
-                raw = stream.readline(max_line_bytes + 1)
+                raw = lines.readline(max_line_bytes + 1)
             except Exception as exc:  # zstd frame errors surface here
                 yield LogLineError(name, line + 1, f"cannot decompress: {exc}")
                 return
@@ -249,7 +255,7 @@ def iter_log(
             # its page faults again (big allocations are never reused by malloc).
             body = memoryview(raw)[:-1]
             error = None
-            if not body or raw.isspace():
+            if not body or is_blank(raw):
                 error = "empty line"
             else:
                 try:

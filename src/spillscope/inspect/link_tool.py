@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..util.fs import open_reader
+from ..util.fs import FileReader, Reader, open_reader
+from ..util.scratch import Scratch, put_utf8
 from ..util.text import js_utf8
-from ..reference.check import retention_splits
+from ..reference.check import retention_splits, same_bytes
 from ..spill.naming import session_dir_name
 from ..spill.policy import FORK_GAP
 from .blind import _Blind
@@ -44,7 +45,9 @@ def _tool_size_fits(entry: ToolSpillEntry) -> Callable[[int], bool] | None:
 
 
 def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
-                     blind: _Blind) -> ToolSpillLink:
+                     blind: _Blind, scratch: tuple[Scratch, Scratch] | None = None) -> ToolSpillLink:
+    """``scratch``: two buffers, for the preview's UTF-8 and for the artifact's ends,
+    reused from notice to notice in one pass (a huge preview is not one fresh buffer each)."""
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}
     dialect = _dialect_finding(entry, where)
     name = normalized_name(entry.locator)
@@ -79,7 +82,11 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
     notice = entry.notice
     preview = notice.preview
     head, _, tail = preview.partition(FORK_GAP) if notice.fork_gap else (preview, "", "")
-    head_b, tail_b = js_utf8(head), js_utf8(tail)
+    text_buf, file_buf = scratch if scratch is not None else (Scratch(), Scratch())
+    utf8 = text_buf.take()
+    n_head_b = put_utf8(utf8, 0, head)
+    n_utf8 = put_utf8(utf8, n_head_b, tail)
+    head_b, tail_b = memoryview(utf8)[:n_head_b], memoryview(utf8)[n_head_b:n_utf8]
     if notice.omitted_kind == "exact" and not notice.fork_gap and notice.omitted_bytes is not None:
         # A BOM the reference's decoder stripped from the head or the tail piece is
         # 3 bytes counted as kept and not in the preview: 0, 3 or 6 bytes unexplained.
@@ -93,21 +100,15 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.
             n_head, n_tail = (len(head_b), len(tail_b)) if notice.fork_gap else (len(head_b) + 3, len(head_b) + 3)
-            if n_head + n_tail >= art.size:
-                # The ends overlap: one read, two slices (not two reads of most of the file).
-                whole = reader.pread(art.size, 0)
-                first, last = whole[:n_head], whole[max(0, art.size - n_tail):] if n_tail else b""
-            else:
-                first = reader.pread(n_head, 0)
-                last = reader.pread(n_tail, max(0, art.size - n_tail)) if n_tail else b""
+            first, last = _read_ends(reader, art.size, n_head, n_tail, file_buf)
         finally:
             reader.close()
     except OSError as exc:
         link.findings.append(finding("unreadable", path=art.path, session=entry.target_session, detail=exc.strerror or str(exc)))
         return link
     if notice.fork_gap:
-        if first != head_b or last != tail_b:
-            part = "head" if first != head_b else "tail"
+        if not same_bytes(first, head_b) or not same_bytes(last, tail_b):
+            part = "tail" if same_bytes(first, head_b) else "head"
             link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
                                          detail=f"preview {part} (before/after the [...] gap) is not the artifact's {part}"))
     else:
@@ -119,3 +120,24 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
             link.findings.append(finding("omission-mismatch", **where, locator=entry.locator,
                                          detail=f"omittedBytes: logged {notice.omitted_bytes}, recomputed {splits[0].omitted} (preview {len(head_b)} bytes, artifact {art.size})"))
     return link
+
+
+def _read_ends(reader: Reader, size: int, n_head: int, n_tail: int, scratch: Scratch) -> tuple[memoryview, memoryview]:
+    """The first ``n_head`` and last ``n_tail`` bytes of a ``size``-byte artifact, as views
+    (of ``scratch`` for a local file: no fresh buffer, not even one per notice)."""
+    tail_at = max(0, size - n_tail)
+    if n_head + n_tail >= size:
+        # The ends overlap: one read and two views of it (not two reads of most of the
+        # file, nor two copies: each would be fresh memory, paid in page faults).
+        if isinstance(reader, FileReader):
+            buf = memoryview(scratch.take(size))
+            whole = buf[: reader.pread_into(buf[:size], 0)]
+        else:
+            whole = memoryview(reader.pread(size, 0))
+        return whole[:n_head], whole[tail_at:] if n_tail else whole[:0]
+    if isinstance(reader, FileReader):
+        buf = memoryview(scratch.take(n_head + n_tail))
+        got = reader.pread_into(buf[:n_head], 0)
+        got_tail = reader.pread_into(buf[n_head : n_head + n_tail], tail_at) if n_tail else 0
+        return buf[:got], buf[n_head : n_head + got_tail]
+    return memoryview(reader.pread(n_head, 0)), memoryview(reader.pread(n_tail, tail_at) if n_tail else b"")

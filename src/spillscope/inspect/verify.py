@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..util.fs import normalize_root
+from ..util.scratch import Scratch
 from ..reference.constants import DEFAULT_MAX_LINE_BYTES
 from ..formats.transcript.reader import departs_from_title
 from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
@@ -146,6 +147,7 @@ def _inspect_root(
             for entry in log.references:
                 digests.want(entry, root, rebase, by_path)
     blind = _Blind(scan)
+    scratch = (Scratch(), Scratch())  # the tool-spill checks' buffers, reused notice to notice
     for log in session_logs:
         for entry in log.references:
             link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests, blind)
@@ -154,7 +156,7 @@ def _inspect_root(
             if link.artifact is not None:
                 named.add(link.artifact.path)
         for spill in log.tool_spills:
-            tlink = _link_tool_spill(spill, root, rebase, by_path, blind)
+            tlink = _link_tool_spill(spill, root, rebase, by_path, blind, scratch)
             tool_links.append(tlink)
             findings.extend(tlink.findings)
             if tlink.artifact is not None:

@@ -48,47 +48,75 @@ class Recomputed:
 
 
 _BLOCK = 1 << 16
+_PIECE = 1 << 16  # see util/scratch.py: small pieces reuse their memory
 
 
-def common_prefix(a: bytes | memoryview, b: bytes | memoryview) -> int:
+Bytes = bytes | bytearray | memoryview
+
+
+def same_bytes(a: Bytes, b: Bytes) -> bool:
+    """``a == b`` for two byte strings of which either may be a view, without a copy of
+    either and at ``memcmp`` speed: ``bytes.startswith`` takes any buffer, while comparing
+    two memoryviews walks them item by item (30x slower). Two views are compared a
+    piece at a time, each piece of one copied (small: its memory is reused)."""
+    if len(a) != len(b):
+        return False
+    if isinstance(b, (bytes, bytearray)):
+        a, b = b, a
+    if isinstance(a, (bytes, bytearray)):
+        return a.startswith(b)
+    return all(bytes(a[i : i + _PIECE]).startswith(b[i : i + _PIECE]) for i in range(0, len(a), _PIECE))
+
+
+def common_prefix(a: Bytes, b: Bytes) -> int:
     """Length of the longest common prefix: whole blocks compared at C speed until one
     differs, then a binary search inside that block (linear; a binary search over the
-    whole length re-compares halves of it log n times)."""
+    whole length re-compares halves of it log n times). Either may be a view: the whole
+    prefix is compared in place (a 100 MB preview is not sliced into a copy)."""
     n = min(len(a), len(b))
-    if a[:n] == b[:n]:
+    if same_bytes(_cut(a, memoryview(a), 0, n), _cut(b, memoryview(b), 0, n)):
         return n
+    va, vb = memoryview(a), memoryview(b)
     at = 0
-    while a[at : at + _BLOCK] == b[at : at + _BLOCK]:
+    while same_bytes(va[at : at + _BLOCK], vb[at : at + _BLOCK]):
         at += _BLOCK
     lo, hi = at, min(n, at + _BLOCK)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[at:mid] == b[at:mid]:
+        if same_bytes(va[at:mid], vb[at:mid]):
             lo = mid
         else:
             hi = mid - 1
     return lo
 
 
-def common_suffix(a: bytes | memoryview, b: bytes | memoryview) -> int:
+def common_suffix(a: Bytes, b: Bytes) -> int:
     """Length of the longest common suffix (the same, block by block from the ends)."""
     n, la, lb = min(len(a), len(b)), len(a), len(b)
-    if a[la - n :] == b[lb - n :]:
+    if same_bytes(_cut(a, memoryview(a), la - n, la), _cut(b, memoryview(b), lb - n, lb)):
         return n
+    va, vb = memoryview(a), memoryview(b)
     k = 0  # the last k bytes are known common
     while True:
         step = min(_BLOCK, n - k)
-        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+        if not same_bytes(va[la - k - step : la - k], vb[lb - k - step : lb - k]):
             break
         k += step
     lo, hi = k, k + step
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[la - mid : la - k] == b[lb - mid : lb - k]:
+        if same_bytes(va[la - mid : la - k], vb[lb - mid : lb - k]):
             lo = mid
         else:
             hi = mid - 1
     return lo
+
+
+def _cut(data: Bytes, view: memoryview, start: int, end: int) -> Bytes:
+    """``data[start:end]`` (``0 <= start``) with no copy: ``data`` itself when that is
+    all of it (a bytes object keeps its fast compare), else a view."""
+    end = min(end, len(data))
+    return data if start == 0 and end == len(data) else view[start:end]
 
 
 class MessageView:
@@ -131,18 +159,22 @@ class Split:
         return [r for r in ranges if r[1] > r[0]]
 
 
-def retention_splits(kept: bytes, head: bytes, tail: bytes, total: int) -> list[Split]:
+def retention_splits(kept: Bytes, head: Bytes, tail: Bytes, total: int) -> list[Split]:
     """Every :class:`Split` of ``kept`` against an original of ``total`` bytes whose first
     bytes are ``head`` and last bytes ``tail`` (each at least ``len(kept) + 3`` bytes, or
-    the whole original). The BOM-free split comes first. Empty: not a head+tail of it."""
+    the whole original). The BOM-free split comes first. Empty: not a head+tail of it.
+
+    Any of them may be a view: nothing here copies them (a preview can be 100 MB, and
+    every copy that big is fresh memory, paid in page faults)."""
     n = len(kept)
     out: list[Split] = []
-    suffix = common_suffix(kept, tail[max(0, len(tail) - n) :]) if n else 0
+    hv, tv = memoryview(head), memoryview(tail)
+    suffix = common_suffix(kept, _cut(tail, tv, max(0, len(tail) - n), len(tail))) if n else 0
     for head_bom in (False, True):
         h0 = 3 if head_bom else 0
-        if head_bom and not head.startswith(BOM_BYTES):
+        if head_bom and hv[:3] != BOM_BYTES:
             continue
-        prefix = min(common_prefix(kept, head[h0 : h0 + n]), n)
+        prefix = min(common_prefix(kept, _cut(head, hv, h0, h0 + n)), n)
         lo, hi = n - suffix, prefix  # P[:k] from the head and P[k:] from the tail for k in [lo, hi]
         if lo > hi:
             continue
@@ -152,11 +184,22 @@ def retention_splits(kept: bytes, head: bytes, tail: bytes, total: int) -> list[
             # A stripped BOM right before the tail piece: it starts at total-(n-k), so the
             # BOM sits at tail[len(tail)-(n-k)-3 :]; search it for k in [lo, hi].
             start, end = len(tail) - (n - lo) - 3, len(tail) - (n - hi)
-            at = tail.find(BOM_BYTES, max(0, start), max(0, end)) if end >= 3 else -1
+            at = _find_bom(tail, max(0, start), max(0, end)) if end >= 3 else -1
             if at >= 0 and at >= start:
                 k = n - (len(tail) - at - 3)
                 out.append(Split(k, head_bom, True, total - n - h0 - 3))
     return out
+
+
+_BOM_RE = re.compile(re.escape(BOM_BYTES))
+
+
+def _find_bom(data: Bytes, start: int, end: int) -> int:
+    """``data.find(BOM_BYTES, start, end)``, also for a view (which has no ``find``)."""
+    if isinstance(data, (bytes, bytearray)):
+        return data.find(BOM_BYTES, start, end)
+    m = _BOM_RE.search(data, start, end)
+    return -1 if m is None else m.start()
 
 
 def _choose(splits: list[Split], logged: int | None) -> Split | None:

@@ -58,6 +58,10 @@ class FileReader:
     def pread(self, size: int, offset: int) -> bytes:
         return os.pread(self.fd, size, offset)
 
+    def pread_into(self, view: memoryview, offset: int) -> int:
+        """``pread`` into ``view`` (one call, as :meth:`pread`): how many bytes came."""
+        return os.preadv(self.fd, [view], offset)
+
     def close(self) -> None:
         os.close(self.fd)
 
