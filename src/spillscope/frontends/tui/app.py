@@ -155,10 +155,13 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
                             max_log_line_bytes=limits["max_log_line_bytes"], follow_root=False)
 
     def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
-                        start: int | None = None, sessions: set[str] | None = None) -> None:
+                        start: int | None = None, sessions: set[str] | None = None,
+                        paths: set[str] | None = None) -> None:
         """Show ``ins``; ``sessions``: only these session dirs' nodes changed (a watch's
-        patch). Otherwise (a pass's result) the sessions that differ from the shown
-        inspection are found by comparing the two: only they are redrawn, in place."""
+        patch), and ``paths``, if given, are the only artifacts in them that did (their
+        nodes are patched one by one). Otherwise (a pass's result) the sessions that
+        differ from the shown inspection are found by comparing the two: only they are
+        redrawn, in place."""
         if from_watch and self.paused:
             # A watch-triggered scan that finishes after a pause waits for the resume.
             self.pending_changes += 1
@@ -176,7 +179,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         if verified:
             self._unverified_since = None
         if sessions is None and self.inspection is not None:
-            sessions = changed_sessions(self.inspection, ins)
+            sessions, paths = changed_sessions(self.inspection, ins), None
         self.inspection = ins
         #: True once the shown inspection has read and checked every artifact.
         self.verified = verified
@@ -184,7 +187,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         self.loads += 1
         self.root_missing = not ins.scan.exists
         tree = self.query_one(BrowseTree)
-        if sessions is None or not tree.patch(ins, sessions):
+        if sessions is None or not tree.patch(ins, sessions, paths):
             tree.populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
             self.query_one("#welcome", Static).update(
