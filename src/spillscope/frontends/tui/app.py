@@ -44,6 +44,9 @@ from .status import StatusLine
 from .tree import BrowseTree, NodeData
 
 
+WELCOME = "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key."
+
+
 class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[None]):
     CSS_PATH = "spillscope.tcss"
     TITLE = "spillscope"
@@ -190,8 +193,9 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         if sessions is None or not tree.patch(ins, sessions, paths):
             tree.populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
-            self.query_one("#welcome", Static).update(
-                "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key.")
+            welcome = self.query_one("#welcome", Static)
+            if welcome.content != WELCOME:  # said once: an update lays the whole screen out again
+                welcome.update(WELCOME)
         else:
             self.refresh_detail()
         self.update_status()
