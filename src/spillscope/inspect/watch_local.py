@@ -184,9 +184,14 @@ class LocalWatcher(Watcher):
 
 
 #: watchfiles' grouping, in ms: a batch is yielded once no change came for ``_STEP_MS``,
-#: or at the latest ``_DEBOUNCE_MS`` after its first change (under endless churn).
-_DEBOUNCE_MS = 50
-_STEP_MS = 20
+#: or at the latest ``_DEBOUNCE_MS`` after its first change (under endless churn). Both
+#: are waits added to every change (a lone change waits about two steps, one in churn
+#: up to debounce + two steps): 50/20 gave 40 ms idle and 61 ms under churn from raw
+#: watchfiles; 25/10 halves that. Batches come up to twice as often under churn, which
+#: costs little: each is handled path by path, and a caller that falls behind gets the
+#: batches that queued up as one (issue 13, docs/benchmarks.md).
+_DEBOUNCE_MS = 25
+_STEP_MS = 10
 
 
 def _os_watch(paths: tuple[str, ...], stop: threading.Event, timeout_ms: int) -> Generator[set[tuple[Change, str]], bool, None]:
