@@ -35,6 +35,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
+# The watcher's own grouping (debounce/step, ms), for the raw watchfiles baseline: 50/20
+# until 2026-12-03 18:40 UTC, 25/10 since (docs/benchmarks.md).
+try:
+    from spillscope.inspect.watch_local import _DEBOUNCE_MS, _STEP_MS
+except ImportError:  # a package from before they were named
+    _DEBOUNCE_MS, _STEP_MS = 50, 20
 
 CHURN = r'''
 import os, sys, time
@@ -148,7 +154,7 @@ def raw_latency(root: Path, samples: int, tag: int) -> list[float]:
     ready = threading.Event()
 
     def run() -> None:
-        for changes in watchfiles.watch(root, stop_event=stop, debounce=50, step=20, rust_timeout=100,
+        for changes in watchfiles.watch(root, stop_event=stop, debounce=_DEBOUNCE_MS, step=_STEP_MS, rust_timeout=100,
                                         yield_on_timeout=True):
             ready.set()
             now = time.perf_counter()
@@ -203,7 +209,8 @@ def main() -> int:
     args = ap.parse_args()
     n_json, n_tui = (50, 15) if args.quick else (200, 40)
     print(f"watch latency  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
-          f"{n_json} JSON / {n_tui} TUI samples per case, 5000 artifacts in the root"
+          f"{n_json} JSON / {n_tui} TUI samples per case, 5000 artifacts in the root, "
+          f"watchfiles debounce {_DEBOUNCE_MS} ms / step {_STEP_MS} ms"
           f"{'  (leaky churn)' if args.leaky_churn else ''}")
     results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="spillscope-bench-watch-") as d:

@@ -198,9 +198,9 @@ def test_a_symlink_named_like_an_artifact_is_reported_and_the_watch_goes_on(tmp_
 
 
 def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, monkeypatch):
-    import watchfiles
+    from spillscope.inspect import watch_local
 
-    real = watchfiles.watch
+    real = watch_local._os_watch
     failures = {"left": 2}
 
     def flaky(*args, **kwargs):
@@ -209,7 +209,7 @@ def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, 
             raise OSError(28, "OS file watch limit reached")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(watchfiles, "watch", flaky)
+    monkeypatch.setattr(watch_local, "_os_watch", flaky)
     root = tmp_path / "root"
     _mkroot(root)
     w = InProcess(root, initial=True)
@@ -227,15 +227,15 @@ def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, 
 
 def test_a_burst_and_missed_events_end_equal_to_the_disk(tmp_path, monkeypatch):
     # The OS watcher drops every event: the consistency check alone must catch up.
-    import watchfiles
+    from spillscope.inspect import watch_local
 
-    real = watchfiles.watch
+    real = watch_local._os_watch
 
     def deaf(*args, **kwargs):
         for _ in real(*args, **kwargs):
             yield set()
 
-    monkeypatch.setattr(watchfiles, "watch", deaf)
+    monkeypatch.setattr(watch_local, "_os_watch", deaf)
     root = tmp_path / "root"
     _mkroot(root)
     w = InProcess(root, initial=True)
@@ -456,3 +456,30 @@ async def test_awatch_hands_batches_that_queued_up_over_as_one(monkeypatch):
         got.append(batch)
     assert len(got) == 1
     assert [ev.path.rsplit("/", 1)[1][:12] for ev in got[0]] == [f"{i:012x}" for i in range(3)]
+
+
+def test_the_os_watcher_says_when_it_is_up_and_hands_over_without_waiting(tmp_path):
+    # A watcher being replaced (a session dir came or went) must not hold changes back for
+    # its grouping or its timeout: the new one says at once that it is up, and the old one
+    # gives what it saw so far when asked. With a 60 s timeout, either would otherwise wait
+    # for a change and its debounce, or for the timeout.
+    from watchfiles import Change
+
+    from spillscope.inspect.watch_local import _os_watch
+
+    root = tmp_path / "root"
+    _mkroot(root)
+    stop = threading.Event()
+    gen = _os_watch((str(root / SESSION_A),), stop, 60_000)
+    try:
+        began = time.monotonic()
+        assert next(gen) == set()  # up, before any change
+        new = root / SESSION_A / "222222222222-bash.txt"
+        new.write_text("x")
+        seen: set = set()
+        while (Change.added, str(new)) not in seen and time.monotonic() - began < 30:
+            seen |= gen.send(True)
+        assert (Change.added, str(new)) in seen and time.monotonic() - began < 10
+    finally:
+        stop.set()
+        gen.close()

@@ -17,8 +17,11 @@ nothing under it, whatever the events say.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 import stat
+from bisect import bisect_left
+from itertools import compress
 from typing import Iterable, cast
 
 from ..spill.naming import session_dir_name
@@ -66,9 +69,10 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
         return ins, set()
     sessions = {s.path: s for s in ins.scan.sessions}
     touched: dict[str, SessionDir] = {}  # session dir path → its new copy (or absent: gone)
-    # Its artifacts by path while patching (a replay can name thousands of paths in one
-    # dir: a lookup each, not a search of the dir's list each).
-    by_path: dict[str, dict[str, Artifact]] = {}
+    # Its artifacts while patching: a copy of the dir's list, kept sorted by name, each
+    # path found by bisection and added or removed at its place (a dir of thousands is
+    # neither copied into a dict nor sorted again per batch).
+    arts_of: dict[str, list[Artifact]] = {}
     gone_dirs: set[str] = set()
     new_findings: list[Finding] = []
     changed: set[str] = set()
@@ -101,43 +105,61 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
             else:
                 session = dataclasses.replace(old, artifacts=[])
             touched[d] = session
-            by_path[d] = {a.path: a for a in old.artifacts} if old is not None else {}
-        arts = by_path[d]
-        before = arts.get(path)
+            arts_of[d] = list(old.artifacts) if old is not None else []
+        arts = arts_of[d]
+        name = os.path.basename(path)
+        at = bisect_left(arts, name, key=_NAME)
+        before = arts[at] if at < len(arts) and arts[at].name == name else None
         found: list[Finding] = []
         art = scan_entry(cast("os.DirEntry[str]", _Entry(path)), session.name, found)
         if art is None:
             found = []  # gone: nothing to say about it (a vanished entry is not unreadable)
             if before is not None:
-                del arts[path]
+                del arts[at]
                 changed.add(path)
         elif art != before:
-            arts[path] = art
+            if before is not None:
+                arts[at] = art
+            else:
+                arts.insert(at, art)
             changed.add(path)
         if path in changed:
             new_findings += found
     if not changed:
         return ins, set()
     for d, session in touched.items():
-        session.artifacts = sorted(by_path[d].values(), key=_NAME)
+        session.artifacts = arts_of[d]
     kept_sessions = [touched.get(s.path, s) for s in ins.scan.sessions if s.path not in gone_dirs]
     kept_sessions += [s for p, s in touched.items() if p not in sessions]
     kept_sessions.sort(key=lambda s: s.name)
 
     # A finding about a changed path is redone (from lstat) or left to the full pass.
-    # (This runs on every batch over every finding: a set lookup each, a dirname only
-    # when a session dir went away.)
+    # (This runs on every batch over every finding: C-level passes over their paths, a
+    # dirname only for a path under a session dir that went away.)
     if gone_dirs:
-        stale = changed | {f.path for f in ins.findings if f.path is not None and os.path.dirname(f.path) in gone_dirs}
+        under = tuple(d + os.sep for d in gone_dirs)
+        stale = changed | {p for p in map(_PATH, ins.findings)
+                           if p is not None and p.startswith(under) and os.path.dirname(p) in gone_dirs}
     else:
         stale = changed
-    scan = RootScan(root, kept_sessions, [f for f in ins.scan.findings if f.path not in stale] +
+    scan = RootScan(root, kept_sessions, _without(ins.scan.findings, stale) +
                     [f for f in new_findings if f.code in _SCAN_CODES], ins.scan.exists)
-    findings = [f for f in ins.findings if f.path not in stale] + new_findings
+    findings = _without(ins.findings, stale) + new_findings
     checks = dict(ins.artifact_checks)  # a copy, then the changed paths out: not a pass in Python over every check
     for p in changed:
         checks.pop(p, None)
     return dataclasses.replace(ins, scan=scan, findings=findings, artifact_checks=checks), changed
+
+
+_PATH = operator.attrgetter("path")
+
+
+def _without(findings: list[Finding], paths: set[str]) -> list[Finding]:
+    """``findings`` but those whose path is in ``paths``, in order (a copy either way), with
+    C-level passes: on a wide root this runs over thousands of findings every batch."""
+    if paths.isdisjoint(map(_PATH, findings)):
+        return list(findings)
+    return list(compress(findings, map(operator.not_, map(paths.__contains__, map(_PATH, findings)))))
 
 
 def _without_root(ins: Inspection, why: str) -> tuple[Inspection, set[str]]:

@@ -12,6 +12,7 @@ It is one backend beside :mod:`.s3watch`; :func:`.watch.open_watcher` picks betw
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import TYPE_CHECKING, Generator, Iterator
 
@@ -104,13 +105,8 @@ class LocalWatcher(Watcher):
                 retry_at = time.monotonic() + backoff
                 backoff = min(backoff * 2, 10.0)
 
-    def _open(self, paths: tuple[str, ...]) -> Generator[set[tuple[Change, str]], None, None]:
-        import watchfiles  # only a watch needs it (the CLI imports lazily)
-
-        return watchfiles.watch(
-            *paths, stop_event=self.stop, rust_timeout=int(self.tick * 1000), yield_on_timeout=True,
-            debounce=50, step=20, recursive=False, ignore_permission_denied=True,
-        )
+    def _open(self, paths: tuple[str, ...]) -> Generator[set[tuple[Change, str]], bool, None]:
+        return _os_watch(paths, self.stop, int(self.tick * 1000))
 
     def _follow(self) -> Iterator[list[ChangeEvent]]:
         """Run the OS watcher on the current dirs, moved to the new set whenever session
@@ -123,8 +119,8 @@ class LocalWatcher(Watcher):
             changes = next(watcher, None)
             if changes is None:
                 return  # stopped
-            # The OS watcher is up: anything that happened before it was is settled by a
-            # full listing, then changes are followed.
+            # The OS watcher is up (its first, empty, batch says so at once): anything that
+            # happened before it was is settled by a full listing, then changes are followed.
             events = state.sync()
             last_check = time.monotonic()
             check_gap = self.check_every
@@ -158,13 +154,19 @@ class LocalWatcher(Watcher):
                     # is up, handing over what it saw meanwhile. No moment is unwatched, so
                     # only the dirs not followed until now are listed again, not the whole
                     # root (thousands of lstats, each waiting for the GIL in a busy app).
+                    # The new one says at once when it is up, and the old one hands over
+                    # what it saw without waiting out its grouping (each took a whole
+                    # debounce before: ~150 ms without batches on every session dir renamed).
                     new_paths = state.watch_paths()
                     new = self._open(new_paths)
                     try:
                         first = next(new, None)
                         if first is None:
                             return  # stopped
-                        changes = first | next(watcher, set())
+                        try:
+                            changes = first | watcher.send(True)
+                        except StopIteration:
+                            changes = first
                     except BaseException:
                         new.close()
                         raise
@@ -179,3 +181,47 @@ class LocalWatcher(Watcher):
                 changes = more
         finally:
             watcher.close()
+
+
+#: watchfiles' grouping, in ms: a batch is yielded once no change came for ``_STEP_MS``,
+#: or at the latest ``_DEBOUNCE_MS`` after its first change (under endless churn). Both
+#: are waits added to every change (a lone change waits about two steps, one in churn
+#: up to debounce + two steps): 50/20 gave 40 ms idle and 61 ms under churn from raw
+#: watchfiles; 25/10 halves that. Batches come up to twice as often under churn, which
+#: costs little: each is handled path by path, and a caller that falls behind gets the
+#: batches that queued up as one (issue 13, docs/benchmarks.md).
+_DEBOUNCE_MS = 25
+_STEP_MS = 10
+
+
+def _os_watch(paths: tuple[str, ...], stop: threading.Event, timeout_ms: int) -> Generator[set[tuple[Change, str]], bool, None]:
+    """``watchfiles.watch(*paths, recursive=False, ignore_permission_denied=True,
+    yield_on_timeout=True)`` with the same grouping, filter and environment settings, and
+    two differences a watcher being replaced needs: an empty batch as soon as the OS
+    watcher is up (watchfiles says nothing until its first batch or timeout), and
+    ``send(True)`` takes what it has seen so far at once, without the grouping."""
+    import watchfiles
+    from watchfiles import Change
+    from watchfiles import main as wf
+    from watchfiles._rust_notify import RustNotify
+
+    try:  # its own defaults from the environment (WATCHFILES_* variables, polling on WSL)
+        debug, polling, delay = wf._default_debug(None), wf._default_force_polling(None), wf._default_poll_delay_ms(300)
+    except AttributeError:  # a watchfiles without them
+        debug, polling, delay = False, False, 300
+    keep = watchfiles.DefaultFilter()
+    with RustNotify(list(paths), debug, polling, delay, False, True) as notify:
+        now = yield set()
+        while True:
+            raw = notify.watch(1, 1, 1, stop) if now else notify.watch(_DEBOUNCE_MS, _STEP_MS, timeout_ms, stop)
+            if raw == "stop":
+                return
+            if raw == "signal":
+                raise KeyboardInterrupt
+            changes: set[tuple[Change, str]] = set()
+            if not isinstance(raw, str):
+                for code, path in raw:
+                    change = Change(code)
+                    if keep(change, path):
+                        changes.add((change, path))
+            now = yield changes

@@ -44,6 +44,9 @@ from .status import StatusLine
 from .tree import BrowseTree, NodeData
 
 
+WELCOME = "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key."
+
+
 class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[None]):
     CSS_PATH = "spillscope.tcss"
     TITLE = "spillscope"
@@ -155,10 +158,13 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
                             max_log_line_bytes=limits["max_log_line_bytes"], follow_root=False)
 
     def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
-                        start: int | None = None, sessions: set[str] | None = None) -> None:
+                        start: int | None = None, sessions: set[str] | None = None,
+                        paths: set[str] | None = None) -> None:
         """Show ``ins``; ``sessions``: only these session dirs' nodes changed (a watch's
-        patch). Otherwise (a pass's result) the sessions that differ from the shown
-        inspection are found by comparing the two: only they are redrawn, in place."""
+        patch), and ``paths``, if given, are the only artifacts in them that did (their
+        nodes are patched one by one). Otherwise (a pass's result) the sessions that
+        differ from the shown inspection are found by comparing the two: only they are
+        redrawn, in place."""
         if from_watch and self.paused:
             # A watch-triggered scan that finishes after a pause waits for the resume.
             self.pending_changes += 1
@@ -176,7 +182,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         if verified:
             self._unverified_since = None
         if sessions is None and self.inspection is not None:
-            sessions = changed_sessions(self.inspection, ins)
+            sessions, paths = changed_sessions(self.inspection, ins), None
         self.inspection = ins
         #: True once the shown inspection has read and checked every artifact.
         self.verified = verified
@@ -184,11 +190,12 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         self.loads += 1
         self.root_missing = not ins.scan.exists
         tree = self.query_one(BrowseTree)
-        if sessions is None or not tree.patch(ins, sessions):
+        if sessions is None or not tree.patch(ins, sessions, paths):
             tree.populate(ins, self.text_filter, self.code_filter)
         if self.query_one(ContentSwitcher).current == "welcome":
-            self.query_one("#welcome", Static).update(
-                "Select a session, reference or artifact.\n\nEnter opens a transcript; ? shows every key.")
+            welcome = self.query_one("#welcome", Static)
+            if welcome.content != WELCOME:  # said once: an update lays the whole screen out again
+                welcome.update(WELCOME)
         else:
             self.refresh_detail()
         self.update_status()

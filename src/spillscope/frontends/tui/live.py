@@ -52,7 +52,8 @@ class LiveWatch(_AppBase):
         def update_status(self) -> None: ...
         def schedule_rescan(self) -> None: ...
         def show_inspection(self, ins: Inspection, verified: bool = True, from_watch: bool = False,
-                            start: int | None = None, sessions: set[str] | None = None) -> None: ...
+                            start: int | None = None, sessions: set[str] | None = None,
+                            paths: set[str] | None = None) -> None: ...
 
     def set_watch_state(self, state: str, detail: str | None = None) -> None:
         if state != self.watch_state or detail != self.watch_detail:
@@ -114,7 +115,7 @@ class LiveWatch(_AppBase):
         if self._unverified_since is None:
             self._unverified_since = time.monotonic()
         try:
-            self.show_inspection(ins, False, sessions=self._changed_sessions(changed))
+            self.show_inspection(ins, False, sessions=self._changed_sessions(changed), paths=changed)
         except NoMatches:
             return  # the app is closing: its widgets are gone, and so is the need to show this
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual.widgets import Static
 
 from ..format import count
@@ -54,7 +55,16 @@ class StatusLine(_AppBase):
                          + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
                          + ("" if self.verified else " · verifying…"
                             + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
-        self.query_one("#status", Static).update("  ·  ".join(parts))
+        text = "  ·  ".join(parts)
+        status = self.query_one("#status", Static)
+        shown = status.content
+        if shown == text:
+            return
+        # A line that fits before and after keeps its height (one line): then the update
+        # skips the layout, which would lay the whole screen out again on every watch batch.
+        width = status.content_region.width
+        fits = width > 0 and all(isinstance(t, str) and "\n" not in t and cell_len(t) <= width for t in (text, shown))
+        status.update(text, layout=not fits)
 
     def watch_status(self) -> str:
         """The watch's part of the status line: "● live" only while changes are followed,

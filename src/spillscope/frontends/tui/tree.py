@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_left
+from itertools import compress, filterfalse
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -27,6 +29,14 @@ class NodeData:
     kind: NodeKind
     key: str
     obj: Any = None
+
+
+def _child_name(data: NodeData) -> str:
+    return str(data.obj.name)  # an artifact child's file name: they are sorted by it
+
+
+def _art_name(art: Any) -> str:
+    return str(art.name)
 
 
 class BrowseTree(FittingTree[NodeData]):
@@ -94,13 +104,14 @@ class BrowseTree(FittingTree[NodeData]):
             session_codes = [f.code for f in index.get(group["dir"].path, [])] if group["dir"] else []
             if not children and not matches(title, session_codes):
                 continue
-            label = self._session_label(title, group, children, session_codes)
+            codes = self._child_codes(children)
+            label = self._session_label(title, group, codes, session_codes)
             holds_selection = selected is not None and any(d.key == selected for d in children)
             # Small trees open every session the user has not closed; big ones only those
             # the user opened (or that hold the cursor). A filter opens every match.
             open_now = (not lazy and (name not in collapsed or bool(needle or code_filter))) or \
                 (lazy and (name in expanded or holds_selection))
-            node = self.root.add(label, NodeData("session", name, {**group, "children": children}),
+            node = self.root.add(label, NodeData("session", name, {**group, "children": children, "codes": codes}),
                                  expand=open_now, allow_expand=bool(children))
             if selected == name:
                 target = node
@@ -136,13 +147,26 @@ class BrowseTree(FittingTree[NodeData]):
                 kept.append(NodeData("artifact", art.path, art))
         return kept
 
-    def _session_label(self, title: str, group: dict[str, Any], children: list[NodeData], session_codes: list[str]) -> Text:
+    def _child_codes(self, children: list[NodeData]) -> dict[str, tuple[str, ...]]:
+        """The warning and error codes of a session's children, by key (only children that
+        have some): what its badges show, kept per child so that a patch changes only the
+        children it touched instead of looking at every child again."""
+        index = self._index
+        out: dict[str, tuple[str, ...]] = {}
+        for d in children:
+            codes = self._codes(d, index)
+            if codes:
+                out[d.key] = tuple(codes)
+        return out
+
+    def _session_label(self, title: str, group: dict[str, Any], codes: dict[str, tuple[str, ...]],
+                       session_codes: list[str]) -> Text:
         arts = group["dir"].artifacts if group["dir"] else []
         # Zero counts left out; on a narrow line the tool spills' count goes first, the artifacts' last.
         counts = tuple(Extra(count(n, what), rank=rank, group="count") for n, what, rank in (
             (len(arts), "artifact", 2), (len(group["refs"]), "ref", 1), (len(group["tools"]), "tool spill", 0)) if n)
         return FitLabel(name=title, name_style="bold", extras=counts,
-                        codes=session_codes + [c for d in children for c in self._codes(d, self._index)])
+                        codes=session_codes + [c for cs in codes.values() for c in cs])
 
     def _root_label(self, ins: Inspection) -> Text:
         # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
@@ -151,15 +175,18 @@ class BrowseTree(FittingTree[NodeData]):
             Extra(count(len(ins.scan.artifacts()), "artifact"), "", 1, "count"),
             Extra(count(len(ins.references), "reference"), "", 0, "count")))
 
-    def patch(self, ins: Inspection, names: set[str]) -> bool:
+    def patch(self, ins: Inspection, names: set[str], paths: set[str] | None = None) -> bool:
         """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
         change, or what a verification changed): each is refreshed, added at its place or
-        removed, and the rest of the tree is left as it is. False when that cannot be done
+        removed, and the rest of the tree is left as it is. ``paths``: the only artifact
+        paths that changed (a watch's patch, see ``livepatch.apply_events``): then a
+        session's children are patched in place, each changed one added at its sorted
+        place, removed or relabelled, instead of rebuilt. False when that cannot be done
         in place (a filter is on) and :meth:`populate` is needed."""
         if self._filtered:
             return False
         self._now = time.time()
-        self._index = self._updated_index(ins.findings)
+        self._index, index_keys = self._updated_index(ins.findings)
         groups: dict[str, dict[str, Any]] = {s.name: {"dir": s, "refs": [], "tools": []}
                                              for s in ins.scan.sessions if s.name in names}
         for link in ins.references:
@@ -170,6 +197,12 @@ class BrowseTree(FittingTree[NodeData]):
             name = session_dir_name(tlink.entry.target_session)
             if name in names:
                 groups.setdefault(name, {"dir": None, "refs": [], "tools": []})["tools"].append(tlink)
+        # The keys whose artifact or findings changed, by their dir (None: not known, rebuild).
+        touched: dict[str, set[str]] | None = None
+        if paths is not None and index_keys is not None:
+            touched = {}
+            for key in paths | index_keys:
+                touched.setdefault(os.path.dirname(key), set()).add(key)
         nodes = {n.data.key: n for n in self.root.children if n.data is not None and n.data.kind == "session"}
         selected = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
         target: TreeNode[NodeData] | None = None
@@ -180,24 +213,34 @@ class BrowseTree(FittingTree[NodeData]):
                 if node is not None:
                     node.remove()
                 continue
-            children = self._specs(group, None)
             sid = ins.session_ids.get(name)
-            label = self._session_label(sid if sid is not None else name, group, children,
-                                        [f.code for f in self._index.get(group["dir"].path, [])] if group["dir"] else [])
-            data = NodeData("session", name, {**group, "children": children})
+            title = sid if sid is not None else name
+            session_codes = [f.code for f in self._index.get(group["dir"].path, [])] if group["dir"] else []
             if node is None:
                 # A new session: at its place in the (sorted) list, opened as populate would.
+                children = self._specs(group, None)
+                codes = self._child_codes(children)
                 before = next((n for n in self.root.children if n.data is not None and n.data.kind == "session"
                                and n.data.key > name), None)
                 open_now = name in self._expanded_keys if self._lazy else name not in self._collapsed_keys
-                node = self.root.add(label, data, before=before, expand=open_now, allow_expand=bool(children))
+                node = self.root.add(self._session_label(title, group, codes, session_codes),
+                                     NodeData("session", name, {**group, "children": children, "codes": codes}),
+                                     before=before, expand=open_now, allow_expand=bool(children))
                 if open_now:
                     self._build_leaves(node)
                 continue
             assert node.data is not None
-            built = bool(node.data.obj.get("built"))
-            node.set_label(label)
-            node.data = data
+            old = node.data.obj
+            built = bool(old.get("built"))
+            if touched is not None and self._same_links(old, group):
+                moved = self._patch_children(node, group, sorted(touched.get(group["dir"].path, ())), selected,
+                                             title, session_codes)
+                target = moved or target
+                continue
+            children = self._specs(group, None)
+            codes = self._child_codes(children)
+            node.set_label(self._session_label(title, group, codes, session_codes))
+            node.data = NodeData("session", name, {**group, "children": children, "codes": codes})
             node.allow_expand = bool(children)
             if built:
                 had_cursor = selected is not None and any(c.data is not None and c.data.key == selected for c in node.children)
@@ -212,34 +255,102 @@ class BrowseTree(FittingTree[NodeData]):
             self.move_cursor(target)
         return True
 
-    def _updated_index(self, findings: list[Finding]) -> dict[str, list[Finding]]:
+    @staticmethod
+    def _same_links(old: dict[str, Any], group: dict[str, Any]) -> bool:
+        """Whether a shown session's node can be patched child by child into ``group``: the
+        same dir (not added, gone or another one), the same references and tool spills
+        (a watch's patch keeps those objects), and children made by this code."""
+        if old.get("dir") is None or group["dir"] is None or old["dir"].path != group["dir"].path or "codes" not in old:
+            return False
+        return all(len(a) == len(b) and all(x is y for x, y in zip(a, b))
+                   for a, b in ((old["refs"], group["refs"]), (old["tools"], group["tools"])))
+
+    def _patch_children(self, node: TreeNode[NodeData], group: dict[str, Any], keys: list[str],
+                        selected: str | None, title: str, session_codes: list[str]) -> TreeNode[NodeData] | None:
+        """Patch a session node's artifact children at ``keys`` (sorted: the paths in its
+        dir that changed) into ``group``: each is added at its sorted place, removed or
+        relabelled, and so is its leaf if the node's leaves are built; the session's label
+        is made from the kept per-child codes. Returns where the cursor goes when the
+        child it was on went away (its session), else None."""
+        assert node.data is not None
+        old = node.data.obj
+        index = self._index
+        children: list[NodeData] = list(old["children"])
+        codes: dict[str, tuple[str, ...]] = dict(old["codes"])
+        arts = group["dir"].artifacts
+        built = bool(old.get("built"))
+        first = len(group["refs"]) + len(group["tools"])  # the artifacts follow these, sorted by name
+        target: TreeNode[NodeData] | None = None
+        for key in keys:
+            name = os.path.basename(key)
+            i = bisect_left(children, name, lo=first, key=_child_name)
+            shown = i < len(children) and children[i].key == key
+            j = bisect_left(arts, name, key=_art_name)
+            art = arts[j] if j < len(arts) and arts[j].path == key else None
+            if art is None:
+                if shown:
+                    del children[i]
+                    codes.pop(key, None)
+                    if built:
+                        if selected == key:
+                            target = node
+                        node.children[i].remove()
+                continue
+            data = children[i] if shown and children[i].obj is art else NodeData("artifact", key, art)
+            found = self._codes(data, index)
+            if found:
+                codes[key] = tuple(found)
+            else:
+                codes.pop(key, None)
+            if shown:
+                children[i] = data
+                if built:
+                    leaf = node.children[i]
+                    leaf.data = data
+                    leaf.set_label(self._label(data))
+            else:
+                children.insert(i, data)
+                if built:
+                    node.add_leaf(self._label(data), data, before=i)
+        group = {**group, "children": children, "codes": codes, "built": built}
+        node.set_label(self._session_label(title, group, codes, session_codes))
+        node.data = NodeData("session", node.data.key, group)
+        node.allow_expand = bool(children)
+        return target
+
+    def _updated_index(self, findings: list[Finding]) -> tuple[dict[str, list[Finding]], set[str] | None]:
         """``by_location(findings)``, made from the shown index when ``findings`` is the
         indexed list with some of its items left out and new ones at its end (what a
         watch's patch makes of it, see ``livepatch.apply_events``): the items are told
         apart by identity, and only the ones that left or came are moved. Rebuilding the
-        index took ~20 ms a watch batch on a loaded machine with 5,000 findings (issue 13)."""
+        index took ~20 ms a watch batch on a loaded machine with 5,000 findings (issue 13);
+        telling the items apart is done on their ids with C-level passes (``map``,
+        ``set``, ``filterfalse``, list equality), not a Python loop over each finding.
+        Also returns the keys whose lists changed (None: rebuilt, any may have)."""
         old = self._indexed
-        new_ids = {id(f) for f in findings}
-        kept = [f for f in old if id(f) in new_ids]
+        old_ids = list(map(id, old))
+        new_ids = list(map(id, findings))
+        gone = set(old_ids).difference(new_ids)
+        kept = list(filterfalse(gone.__contains__, old_ids)) if gone else old_ids
         came = findings[len(kept):]
-        if len(old) - len(kept) + len(came) > len(findings) // 4 + 16 \
-                or not all(a is b for a, b in zip(kept, findings)):
-            index = by_location(findings)  # not that shape (a pass's result), or most of it changed
-        else:
-            index = self._index  # updated in place: nothing else holds it or its lists
-            for f in old if len(kept) < len(old) else ():
-                if id(f) in new_ids:
-                    continue
-                for key in {f.path, f.locator}:
-                    if key is not None:
-                        at = index[key]
-                        del at[next(i for i, g in enumerate(at) if g is f)]
-                        if not at:
-                            del index[key]
-            for key, more in by_location(came).items():
-                index.setdefault(key, []).extend(more)
+        if len(gone) + len(came) > len(findings) // 4 + 16 or new_ids[:len(kept)] != kept:
+            self._indexed = list(findings)
+            return by_location(findings), None  # not that shape (a pass's result), or most of it changed
+        keys: set[str] = set()
+        index = self._index  # updated in place: nothing else holds it or its lists
+        for f in compress(old, map(gone.__contains__, old_ids)) if gone else ():
+            for key in {f.path, f.locator}:
+                if key is not None:
+                    keys.add(key)
+                    at = index[key]
+                    del at[next(i for i, g in enumerate(at) if g is f)]
+                    if not at:
+                        del index[key]
+        for key, more in by_location(came).items():
+            keys.add(key)
+            index.setdefault(key, []).extend(more)
         self._indexed = list(findings)
-        return index
+        return index, keys
 
     def _build_leaves(self, node: TreeNode[NodeData]) -> dict[str, TreeNode[NodeData]]:
         """Create a session node's leaves (once); returns them by key."""
