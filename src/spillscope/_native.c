@@ -276,6 +276,24 @@ static PyObject *native_canonical(PyObject *self, PyObject *args) {
  * status: 0 = more (stopped at the end of the whole lines in buf), 1 = a blank line at
  * ``used`` ends the message, 2 = the line at ``used`` is irregular (or unterminated).
  */
+/* Where the run of plain printable ASCII (no quote, backslash, control or byte >= 0x80)
+ * that starts at p[i] ends, looking at whole 16-byte blocks before n (SSE2: a signed
+ * compare with 0x20 also catches every byte >= 0x80); the caller goes on byte by byte. */
+static inline Py_ssize_t plain_run(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+#if defined(__SSE2__)
+    while (i + VEC <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+        unsigned m = (unsigned)_mm_movemask_epi8(special);
+        if (m != 0) return i + __builtin_ctz(m);
+        i += VEC;
+    }
+#endif
+    return i;
+}
+
 /* One UTF-8 character whose lead byte p[i] is >= 0x80, strictly (no overlongs, no
  * surrogates, nothing above U+10FFFF): its length, -1 when invalid, -2 when it runs past n. */
 static inline int utf8_seq(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
@@ -305,24 +323,8 @@ static Py_ssize_t scan_line(const unsigned char *p, Py_ssize_t avail, long long 
     Py_ssize_t i = 1;
     long long c = 0, u = 0, l = 0;
     for (;;) {
-#if defined(__SSE2__)
-        /* a run of plain printable ASCII, 16 bytes at a time (a signed compare with 0x20
-         * also catches every byte >= 0x80) */
-        while (i + VEC <= avail) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-            __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                                           _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                        _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-            unsigned m = (unsigned)_mm_movemask_epi8(special);
-            if (m == 0) {
-                c += VEC; u += VEC; i += VEC;
-                continue;
-            }
-            int k = __builtin_ctz(m);
-            c += k; u += k; i += k;
-            break;
-        }
-#endif
+        Py_ssize_t plain = plain_run(p, i, avail); /* each byte one code point of one byte */
+        c += plain - i; u += plain - i; i = plain;
         NEED(0);
         unsigned char ch = p[i];
         if (ch < 0x80) {
@@ -513,23 +515,9 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
     Py_ssize_t i = 0;
     long long c = 0, u = 0;
     while (i < n) {
-#if defined(__SSE2__)
-        while (i + VEC <= n) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-            __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                                           _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                        _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-            unsigned m = (unsigned)_mm_movemask_epi8(special);
-            if (m == 0) {
-                c += VEC; u += VEC; i += VEC;
-                continue;
-            }
-            int k = __builtin_ctz(m);
-            c += k; u += k; i += k;
-            break;
-        }
+        Py_ssize_t plain = plain_run(p, i, n);
+        c += plain - i; u += plain - i; i = plain;
         if (i >= n) break;
-#endif
         unsigned char ch = p[i];
         if (ch < 0x80) {
             if (ch == '\\') {

@@ -22,30 +22,17 @@ import os
 import stat
 from bisect import bisect_left
 from itertools import compress
-from typing import Iterable, cast
+from typing import Iterable
 
 from ..spill.naming import session_dir_name
 from .findings import Finding, finding
 from .links import ReferenceLink, ToolSpillLink
-from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, scan_entry
+from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, lstat_artifact
 from .verify import Inspection
 from .watch_events import STATUS_EVENTS, ChangeEvent, root_problem
 
 #: Findings a scan makes from ``lstat`` alone: redone for each path an event names.
 _SCAN_CODES = frozenset({"symlink", "unexpected-entry", "insecure-permissions", "unreadable"})
-
-
-class _Entry:
-    """What :func:`scan_entry` needs of an ``os.DirEntry``, for one path."""
-
-    __slots__ = ("path", "name")
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.name = os.path.basename(path)
-
-    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
-        return os.stat(self.path, follow_symlinks=follow_symlinks)
 
 
 def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspection, set[str]]:
@@ -111,7 +98,7 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
         at = bisect_left(arts, name, key=_NAME)
         before = arts[at] if at < len(arts) and arts[at].name == name else None
         found: list[Finding] = []
-        art = scan_entry(cast("os.DirEntry[str]", _Entry(path)), session.name, found)
+        art = lstat_artifact(path, os.path.basename(path), session.name, found)
         if art is None:
             found = []  # gone: nothing to say about it (a vanished entry is not unreadable)
             if before is not None:
