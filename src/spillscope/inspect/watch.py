@@ -23,7 +23,7 @@ import os
 import threading
 from typing import AsyncGenerator, Iterator
 
-from .watch_events import STATUS_EVENTS, ChangeEvent, EventKind, Watcher, root_problem
+from .watch_events import STATUS_EVENTS, ChangeEvent, EventKind, Watcher, join_queued, root_problem
 from .watch_local import LocalWatcher
 from .watch_state import DirSig, RootState
 
@@ -102,13 +102,7 @@ async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) ->
             batch = await queue.get()
             if batch is None:
                 return
-            end = False
-            while not queue.empty():
-                more = queue.get_nowait()
-                if more is None:
-                    end = True
-                    break
-                batch = batch + more
+            batch, end = join_queued(queue, batch)
             yield batch
             if end:
                 return

@@ -34,7 +34,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, AsyncGenerator, cast
 
-from .watch_events import ChangeEvent, EventKind
+from .watch_events import ChangeEvent, EventKind, join_queued
 
 __all__ = ["HEARTBEAT", "awatch_root_child"]
 
@@ -121,13 +121,7 @@ async def awatch_root_child(root: str | os.PathLike[str], *, initial: bool = Fal
                 continue
             if batch is None:
                 return
-            end = False
-            while not queue.empty():  # batches that queued up while the caller was busy: as one
-                more = queue.get_nowait()
-                if more is None:
-                    end = True
-                    break
-                batch = batch + more
+            batch, end = join_queued(queue, batch)  # what queued up while the caller was busy
             for ev in batch:
                 if ev.event in _STATES:
                     last_state = ev

@@ -8,6 +8,7 @@ importing each other or :mod:`.watch` (which picks a backend), and no import cyc
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import threading
@@ -74,3 +75,16 @@ class Watcher(ABC):
     @abstractmethod
     def batches(self) -> Iterator[list[ChangeEvent]]:
         """Blocking: yield batches until ``stop`` is set."""
+
+
+def join_queued(queue: asyncio.Queue[list[ChangeEvent] | None],
+                batch: list[ChangeEvent]) -> tuple[list[ChangeEvent], bool]:
+    """``batch`` and every batch already queued behind it, as one (a caller that fell
+    behind catches up in one step instead of paying its per-batch cost for each); True
+    when the end of the watch (``None``) was among them."""
+    while not queue.empty():
+        more = queue.get_nowait()
+        if more is None:
+            return batch, True
+        batch = batch + more
+    return batch, False
