@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from spillscope.frontends.demo import write_demo
 from spillscope.frontends.tui.app import SpillscopeApp
@@ -139,3 +140,54 @@ async def test_the_child_does_not_import_from_the_working_directory(tmp_path, mo
         assert not any(ev.event == "stale" for ev in batch), batch
     finally:
         await gen.aclose()
+
+
+STUCK_CHILD = r'''
+import sys, time
+from spillscope.inspect import watch_child, watch_events, watch_state
+watch_events.Watcher.round_limit = 1.0
+stuck_after = time.monotonic() + float(sys.argv[2])
+check = watch_state.RootState.check
+def hanging_check(self):
+    # What an lstat on a hung file system does: never return (the loop is stuck in it).
+    if time.monotonic() > stuck_after:
+        time.sleep(3600)
+    return check(self)
+watch_state.RootState.check = hanging_check
+watch_child._child([sys.argv[1]])
+'''
+
+
+def _heartbeat_times(root: Path, stuck_after: float, seconds: float) -> list[float]:
+    """When the child's lines came, over ``seconds``, with its loop stuck after ``stuck_after``."""
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_CHILD, str(root), str(stuck_after)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    times: list[float] = []
+    t0 = time.monotonic()
+    try:
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        while time.monotonic() - t0 < seconds:
+            try:
+                chunk = proc.stdout.read()
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                times += [time.monotonic() - t0] * chunk.count(b"\n")
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    return times
+
+
+def test_a_watch_loop_stuck_in_a_system_call_stops_the_heartbeats(tmp_path):
+    """The heartbeat says the watch goes round, not that its process lives: a loop stuck
+    (a hung file system) falls silent after its round_limit, so the parent says stale."""
+    root = tmp_path / "root"
+    root.mkdir()
+    times = _heartbeat_times(root, 1.5, 6.0)
+    assert any(t < 2.0 for t in times), times  # it answered while the loop went round
+    assert times and max(times) < 1.5 + 1.0 + 1.5, times  # then silence, a round_limit later
+    control = _heartbeat_times(root, 3600, 4.0)  # the same child, never stuck: it keeps beating
+    assert max(control) > 3.0, control

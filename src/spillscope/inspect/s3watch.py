@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..spill.s3 import error_code, parse_s3_url
 from .s3root import iter_objects
@@ -84,14 +84,17 @@ class S3RootState:
 
 
 def watch_s3_root(root: str, *, stop: threading.Event | None = None, initial: bool = False,
-                  interval: float | None = None) -> Iterator[list[ChangeEvent]]:
-    """Blocking: yield batches of change events until ``stop`` is set (see the module docstring)."""
+                  interval: float | None = None,
+                  went_round: Callable[[], None] = lambda: None) -> Iterator[list[ChangeEvent]]:
+    """Blocking: yield batches of change events until ``stop`` is set (see the module
+    docstring); ``went_round`` is called before each poll."""
     stop = stop or threading.Event()
     interval = poll_seconds() if interval is None else interval
     state = S3RootState(root)
     said: str | None = None  # the status last reported: "live", "stale" or "missing"
     first = True
     while not stop.is_set():
+        went_round()
         try:
             seen = state.listing()
         except _Missing:
@@ -124,5 +127,11 @@ def watch_s3_root(root: str, *, stop: threading.Event | None = None, initial: bo
 class S3Watcher(Watcher):
     """An ``s3://`` root, polled (the seam's other implementation beside LocalWatcher)."""
 
+    @property
+    def round_limit(self) -> float:  # type: ignore[override]
+        # A round is a poll: the wait between polls, then a listing (a slow one is fine,
+        # one hung past the client's own timeouts is not).
+        return 10.0 + 2 * poll_seconds()
+
     def batches(self) -> Iterator[list[ChangeEvent]]:
-        return watch_s3_root(self.root, stop=self.stop, initial=self.initial)
+        return watch_s3_root(self.root, stop=self.stop, initial=self.initial, went_round=self.went_round)

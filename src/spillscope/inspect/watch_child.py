@@ -8,8 +8,10 @@ doubled its write→batch time under churn; in its own process it runs as
 
 The protocol is one line per batch on the child's stdout, a JSON array of events
 (``ensure_ascii``: a path's lone surrogates travel as ``\\udXXX`` and come back exact),
-and an empty array as a heartbeat every :data:`HEARTBEAT` seconds. The watch's status
-stays faithful to the child's:
+and an empty array as a heartbeat every :data:`HEARTBEAT` seconds while the watcher's
+loop goes round (one stuck in a system call — a hung file system — for longer than
+its ``round_limit`` stops the heartbeats, whatever the process's other threads do). The
+watch's status stays faithful to the child's:
 
 * a child that ends (killed, crashed) ends the watch with a ``stale`` event saying so
   (its exit status and last stderr line), never a silent end;
@@ -117,7 +119,7 @@ async def awatch_root_child(root: str | os.PathLike[str], *, initial: bool = Fal
                 if not stalled and time.monotonic() - heard[0] >= stall_after:
                     stalled = True
                     yield [ChangeEvent("stale", where, None, None,
-                                       f"the watch process has not answered for {stall_after:g} s")]
+                                       f"the watch has not answered for {stall_after:g} s (its process, or its loop, is stuck)")]
                 continue
             if batch is None:
                 return
@@ -158,7 +160,7 @@ def _child(argv: list[str]) -> int:
     """The child: the watch's batches as JSON lines until stdin ends or SIGTERM."""
     import signal
 
-    from .watch import watch_root
+    from .watch import open_watcher
 
     root = argv[0]
     stop = threading.Event()
@@ -185,13 +187,16 @@ def _child(argv: list[str]) -> int:
             pass
         stop.set()
 
+    watcher = open_watcher(root, stop=stop, initial="--initial" in argv[1:])
+
     def heartbeat() -> None:
         while not stop.wait(HEARTBEAT):
-            write(b"[]\n")
+            if not watcher.stuck():  # silence when it is: the parent then says "stale"
+                write(b"[]\n")
 
     threading.Thread(target=wait_for_parent, daemon=True).start()
     threading.Thread(target=heartbeat, daemon=True).start()
-    for batch in watch_root(root, stop=stop, initial="--initial" in argv[1:]):
+    for batch in watcher.batches():
         write((json.dumps([ev.to_json() for ev in batch], ensure_ascii=True) + "\n").encode("ascii"))
         if stop.is_set():
             break

@@ -12,6 +12,7 @@ import asyncio
 import os
 import stat
 import threading
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Iterator, Literal
@@ -65,12 +66,27 @@ class Watcher(ABC):
     changes are followed, ``stale`` (with ``detail``) while they may not be,
     ``root-missing`` / ``root-restored`` / ``root-replaced``."""
 
+    #: Seconds one round of the watcher's loop may take before it counts as stuck (in a
+    #: system call on a hung file system, say): see :attr:`beat`.
+    round_limit = 10.0
+
     def __init__(self, root: str, *, stop: threading.Event | None = None, tick_ms: int = 100,
                  initial: bool = False) -> None:
         self.root = root
         self.stop = stop or threading.Event()
         self.tick = tick_ms / 1000
         self.initial = initial
+        #: When the loop last went round (``time.monotonic()``). A process that reports the
+        #: watch as alive reads this, not its own liveness: a loop stuck in a system call
+        #: follows nothing, however alive the process around it is.
+        self.beat = time.monotonic()
+
+    def went_round(self) -> None:
+        self.beat = time.monotonic()
+
+    def stuck(self) -> bool:
+        """True when the loop has not gone round for :attr:`round_limit` seconds."""
+        return time.monotonic() - self.beat > self.round_limit
 
     @abstractmethod
     def batches(self) -> Iterator[list[ChangeEvent]]:

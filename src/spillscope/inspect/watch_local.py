@@ -60,12 +60,14 @@ class LocalWatcher(Watcher):
         retry_at = 0.0
         backoff = 0.5
         while not stop.is_set():
+            self.went_round()
             why = root_problem(self.root)
             if why is not None:
                 yield state.clear() + [ChangeEvent("root-missing", self.root, None, None, why)]
                 self._said = "root missing"
                 said = why
                 while not stop.wait(self.tick):
+                    self.went_round()
                     why = root_problem(self.root)
                     if why is None:
                         break
@@ -125,6 +127,7 @@ class LocalWatcher(Watcher):
             last_check = time.monotonic()
             check_gap = self.check_every
             while True:
+                self.went_round()
                 if root_problem(self.root) is not None or _root_ident(self.root) != ident:
                     if events:
                         yield events
