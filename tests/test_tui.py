@@ -418,3 +418,17 @@ async def test_a_wide_root_builds_session_children_on_expand(tmp_path):
         await wait_for(pilot, lambda: app.loads >= 4 and app.verified)
         await pilot.pause(0.2)
         assert tree.cursor_node is not None and tree.cursor_node.data.key == key
+
+
+async def test_a_result_that_arrives_while_the_app_closes_is_dropped(demo):
+    """A pass or a watch batch can report while the app tears its widgets down: the
+    result is dropped, never a crash (it was NoMatches on '#welcome' in a worker)."""
+    app = SpillscopeApp(str(demo.root), str(demo.logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.verified, timeout=20)
+        ins = app.inspection
+        assert ins is not None
+        await app.query_one("#welcome").remove()  # what the teardown does, widget by widget
+        app.show_inspection(ins, True)  # must not raise
+        await app.query_one(BrowseTree).remove()
+        app.show_inspection(ins, True)

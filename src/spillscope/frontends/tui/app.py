@@ -18,6 +18,7 @@ from rich.console import Group
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -189,16 +190,19 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         self.verify_progress = None
         self.loads += 1
         self.root_missing = not ins.scan.exists
-        tree = self.query_one(BrowseTree)
-        if sessions is None or not tree.patch(ins, sessions, paths):
-            tree.populate(ins, self.text_filter, self.code_filter)
-        if self.query_one(ContentSwitcher).current == "welcome":
-            welcome = self.query_one("#welcome", Static)
-            if welcome.content != WELCOME:  # said once: an update lays the whole screen out again
-                welcome.update(WELCOME)
-        else:
-            self.refresh_detail()
-        self.update_status()
+        try:
+            tree = self.query_one(BrowseTree)
+            if sessions is None or not tree.patch(ins, sessions, paths):
+                tree.populate(ins, self.text_filter, self.code_filter)
+            if self.query_one(ContentSwitcher).current == "welcome":
+                welcome = self.query_one("#welcome", Static)
+                if welcome.content != WELCOME:  # said once: an update lays the whole screen out again
+                    welcome.update(WELCOME)
+            else:
+                self.refresh_detail()
+            self.update_status()
+        except NoMatches:
+            pass  # the app is closing (its widgets going) while a pass or the watch reports
 
     # Detail ------------------------------------------------------------------------
     @on(BrowseTree.NodeHighlighted)

@@ -114,10 +114,7 @@ class LiveWatch(_AppBase):
         self.patches += 1
         if self._unverified_since is None:
             self._unverified_since = time.monotonic()
-        try:
-            self.show_inspection(ins, False, sessions=self._changed_sessions(changed), paths=changed)
-        except NoMatches:
-            return  # the app is closing: its widgets are gone, and so is the need to show this
+        self.show_inspection(ins, False, sessions=self._changed_sessions(changed), paths=changed)
 
     def _changed_sessions(self, changed: set[str]) -> set[str] | None:
         """The session dirs that changed, or whose artifacts did; None if the root did."""
