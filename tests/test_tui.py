@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.css.query import NoMatches
 from textual.widgets import Input, Static
 
 from spillscope.util.text import js_utf8
@@ -429,6 +430,12 @@ async def test_a_result_that_arrives_while_the_app_closes_is_dropped(demo):
         ins = app.inspection
         assert ins is not None
         await app.query_one("#welcome").remove()  # what the teardown does, widget by widget
-        app.show_inspection(ins, True)  # must not raise
+        with pytest.raises(NoMatches):
+            app.show_inspection(ins, True)  # while the app runs, a missing widget is a bug
+        app.exit()
+        app.show_inspection(ins, True)  # closing: dropped
+        app.show_verify_progress(0.5)
+        await app.query_one("#status").remove()
         await app.query_one(BrowseTree).remove()
         app.show_inspection(ins, True)
+        app.set_watch_state("stale", "the watch stopped")

@@ -202,7 +202,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
                 self.refresh_detail()
             self.update_status()
         except NoMatches:
-            pass  # the app is closing (its widgets going) while a pass or the watch reports
+            if not self.closing():
+                raise  # (while closing, a pass or the watch may still report: dropped)
 
     # Detail ------------------------------------------------------------------------
     @on(BrowseTree.NodeHighlighted)

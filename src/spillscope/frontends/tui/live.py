@@ -10,7 +10,6 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from textual import work
-from textual.css.query import NoMatches
 from textual.worker import get_current_worker
 
 from ...inspect.livepatch import apply_events
@@ -61,10 +60,7 @@ class LiveWatch(_AppBase):
                 self.watch_since = time.strftime("%H:%M:%S")
             self.watch_state, self.watch_detail = state, detail
         self.root_missing = state == "missing"
-        try:
-            self.update_status()
-        except NoMatches:
-            pass  # the app is closing (its widgets are gone) while the watch still reports
+        self.update_status()
 
     @work(exclusive=True, group="watch")
     async def watch_root(self) -> None:

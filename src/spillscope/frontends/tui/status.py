@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from ..format import count
@@ -38,6 +39,12 @@ class StatusLine(_AppBase):
         watch_detail: str | None
         watch_since: str
 
+    def closing(self) -> bool:
+        """True once the app exits: its widgets are going, and what a pass or the watch
+        still reports has nothing to be drawn on (it is dropped, not raised into the
+        worker). A widget missing while the app runs is a bug, and raises."""
+        return bool(getattr(self, "_exit", False)) or not self.is_running
+
     def show_verify_progress(self, share: float) -> None:
         if not self.verified:
             self.verify_progress = share
@@ -56,7 +63,12 @@ class StatusLine(_AppBase):
                          + ("" if self.verified else " · verifying…"
                             + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
         text = "  ·  ".join(parts)
-        status = self.query_one("#status", Static)
+        try:
+            status = self.query_one("#status", Static)
+        except NoMatches:
+            if self.closing():
+                return
+            raise
         shown = status.content
         if shown == text:
             return
