@@ -452,3 +452,18 @@ def test_without_logs_nothing_is_linked(corpus: tuple[Corpus, list[Doc]], scanne
     compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], expected(c, docs, NEEDLE, logs=False))
     proc = grep(c, "no such text \x00 anywhere", scanners=scanners)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_a_fixed_replacement_character_finds_invalid_utf8_in_a_tool_output(tmp_path: Path, scanners: str) -> None:
+    # A tool output's exact text is its bytes decoded with replacement: each invalid
+    # sequence is a U+FFFD there, although the bytes EF BF BD are not in the file.
+    d = tmp_path / "root" / "session-0123456789ab"
+    d.mkdir(parents=True)
+    data = b"ab\xffcd\xe7\x95 \xef\xbf\xbd" + b"x" * (MIB + 100) + b"\xed\xa0\x80\xc0\xaf" + "\ufffd!".encode()
+    (d / "000000000001-bash.txt").write_bytes(data)
+    c = Corpus(tmp_path / "root", tmp_path, "")
+    for pattern in ["\ufffd", "\ufffd!", "b\ufffdc"]:
+        proc = grep(c, pattern, scanners=scanners, logs=False)
+        got = [(h["start"], h["end"]) for h in map(json.loads, proc.stdout.decode().split("\n")[:-1])]
+        assert got == spans(data.decode("utf-8", "replace"), pattern, False, False) and got, pattern
