@@ -77,7 +77,9 @@ def _log(logs: Path, session_id: str, rows: list[dict[str, Any]]) -> None:
     d.mkdir(parents=True, exist_ok=True)
     lines: list[Any] = [{"type": "session", "version": 3, "id": session_id, "createdAt": 1, "cwd": "/home/grep",
                          "isSeeded": False, "delegationDepth": 0}]
-    lines += [{"type": r["type"], "seq": i, "time": 2 + i, "data": r["data"]} for i, r in enumerate(rows)]
+    # Rows on the surface say so (``surfaceOp``): a reference projects only those.
+    lines += [{"type": r["type"], "seq": i, "time": 2 + i, "data": r["data"],
+               **({"surfaceOp": "append"} if r["type"] != "tool/call" else {})} for i, r in enumerate(rows)]
     (d / "session.v3.jsonl").write_bytes(b"".join(js_utf8(js_stringify(x)) + b"\n" for x in lines))
 
 
@@ -467,3 +469,4 @@ def test_a_fixed_replacement_character_finds_invalid_utf8_in_a_tool_output(tmp_p
         proc = grep(c, pattern, scanners=scanners, logs=False)
         got = [(h["start"], h["end"]) for h in map(json.loads, proc.stdout.decode().split("\n")[:-1])]
         assert got == spans(data.decode("utf-8", "replace"), pattern, False, False) and got, pattern
+
