@@ -470,3 +470,41 @@ def test_a_fixed_replacement_character_finds_invalid_utf8_in_a_tool_output(tmp_p
         got = [(h["start"], h["end"]) for h in map(json.loads, proc.stdout.decode().split("\n")[:-1])]
         assert got == spans(data.decode("utf-8", "replace"), pattern, False, False) and got, pattern
 
+
+async def _write_runs(base: Path) -> Corpus:
+    """Spilled text that repeats across the preview's cut ('abab…', '界😀界😀…', with BOMs):
+    many cuts explain the preview, the writer made one (FORMAT.md §3, §5)."""
+    old, logs = base / "orig-root", base / "logs"
+    old.mkdir(mode=0o700)
+    logs.mkdir()
+    store = LocalSpillStore(old, cleanup_period_days=0)
+    runs = ["ab" * 3001, "界😀" * 999 + "x", BOM + "ab" * 2000 + BOM + "ab" * 10, "a" * 5000, "x" + "é" * 3000]
+    _log(logs, "src", [_user(t) if i % 2 == 0 else _assistant(t) for i, t in enumerate(runs)])
+    for i, budget in enumerate([700, 2000, 5000]):
+        msg = await prepare(f"t{i}", [("src", "s")], source=LogDirectorySource(logs), max_reference_bytes=budget,
+                            store=store)
+        assert msg is not None
+        _log(logs, f"t{i}", [{"type": "user/message", "data": msg.to_event_data("r")}])
+    rows = []
+    for c, text in enumerate(runs * 2):
+        policy = SpillPolicy(500 + 333 * c, store)
+        out = await policy.bound_result(tool_name="bash", call_id=f"c{c}", content=text, owner_session_id="tools")
+        rows.append({"type": "tool/result", "data": {"turn": 1, "step": 1, "message": {
+            "source": {"kind": "tool", "callId": f"c{c}"},
+            "content": [{"type": "tool-result", "toolCallId": f"c{c}", "content": list(out.content), "isError": False}],
+            "role": "tool", "id": f"t{c}"}}})
+    _log(logs, "tools", rows)
+    old.rename(base / "root")
+    return Corpus(base / "root", logs, str(old))
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_seen_in_repeated_text_is_where_the_writer_cut(tmp_path: Path, scanners: str) -> None:
+    c = asyncio.run(_write_runs(tmp_path))
+    docs = documents(c.root)
+    for pattern in ["ab", "ba", "界😀", "😀界", "a", "é"]:
+        want = expected(c, docs, pattern)
+        assert {True, False} <= {h["seen"] for h in want}
+        proc = grep(c, pattern, scanners=scanners)
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], want)
