@@ -169,6 +169,7 @@ async def _write(base: Path, rng: random.Random) -> Corpus:
     (d / "000000000002-bash.txt").write_bytes(bytes(raw))
     (d / "000000000003-session-reference-2.txt").write_bytes(js_utf8(hostile(rng, 5000)))
     (d / "000000000004-bash.txt").write_bytes(b"\xef\xbb\xbf" + js_utf8(hostile(rng, 100)))
+    (d / "000000000005-session-reference-3.txt").write_bytes(_irregular(rng, [big[: MIB // 2], _dense_message(rng)]))
     root = base / "root"
     old.rename(root)
     return Corpus(root, logs, str(old), texts)
@@ -198,6 +199,39 @@ def _dense_message(rng: random.Random) -> str:
         parts.append(p)
         size += len(p) * 2
     return "".join(parts)
+
+
+def _irregular(rng: random.Random, texts: list[str]) -> bytes:
+    """A transcript the parser reads but the reference never writes: fragment lines of 1 to
+    64 code points, and in some stretches escapes spelled otherwise (``\\u0041``, ``\\/``,
+    uppercase hex, astral characters as escaped pairs, split over two lines at times), so
+    windows searched as bytes and windows searched decoded alternate."""
+    out = [js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                      "conversation": []}, 3))]
+    for k, text in enumerate(texts, 1):
+        out.append(f"\n### Message {k}: user\n\n".encode())
+        i, odd = 0, False
+        while i < len(text):
+            if rng.random() < 0.002:
+                odd = not odd
+            n = rng.randint(1, 64) if odd or rng.random() < 0.01 else 64
+            frag, i = text[i : i + n], i + n
+            parts = []
+            for ch in frag:
+                r = rng.random()
+                if odd and r < 0.1 and ch.isascii() and ch.isalnum():
+                    parts.append(f"\\u{ord(ch):04X}")
+                elif odd and r < 0.3 and ch == "/":
+                    parts.append("\\/")
+                elif odd and r < 0.5 and ord(ch) > 0xFFFF:
+                    u = ch.encode("utf-16-le")
+                    sep = '"\n"' if r < 0.2 else ""
+                    parts.append(f"\\u{int.from_bytes(u[:2], 'little'):04x}{sep}\\u{int.from_bytes(u[2:], 'little'):04X}")
+                else:
+                    parts.append(json.dumps(ch, ensure_ascii=False)[1:-1] if not "\ud800" <= ch <= "\udfff"
+                                 else f"\\u{ord(ch):04x}")
+            out.append(js_utf8('"' + "".join(parts) + '"') + b"\n")
+    return b"".join(out)
 
 
 # The oracle --------------------------------------------------------------------------------
