@@ -512,7 +512,7 @@ async def _write_runs(base: Path) -> Corpus:
     old.mkdir(mode=0o700)
     logs.mkdir()
     store = LocalSpillStore(old, cleanup_period_days=0)
-    runs = ["ab" * 3001, "界😀" * 999 + "x", BOM + "ab" * 2000 + BOM + "ab" * 10, "a" * 5000, "x" + "é" * 3000]
+    runs = ["ab" * 3001, "界😀" * 999 + "x", BOM + "ab" * 2000 + BOM + "ab" * 10, "a" * 5000, BOM + "x" + "é" * 3000]
     _log(logs, "src", [_user(t) if i % 2 == 0 else _assistant(t) for i, t in enumerate(runs)])
     for i, budget in enumerate([700, 2000, 5000]):
         msg = await prepare(f"t{i}", [("src", "s")], source=LogDirectorySource(logs), max_reference_bytes=budget,
@@ -520,8 +520,15 @@ async def _write_runs(base: Path) -> Corpus:
         assert msg is not None
         _log(logs, f"t{i}", [{"type": "user/message", "data": msg.to_event_data("r")}])
     rows = []
-    for c, text in enumerate(runs * 2):
-        policy = SpillPolicy(500 + 333 * c, store)
+    # Caps whose tail piece starts at a BOM (stripped by the decoder, never seen): the
+    # reserve is the notice priced at N = all bytes, the locator as long as any in the dir.
+    locator = f"{old}/{session_dir_name('tools')}/{'0' * 12}-bash.txt"
+    bom_tail = "ab" * 300 + BOM + "ab" * 100
+    reserve = len(f"(Omitted {len(js_utf8(bom_tail))} bytes. Full formatted result stored at: {locator}. "
+                  "Use read with offset/limit, or grep this path to search within it.)".encode()) + 2
+    caps = [500 + 333 * c for c in range(len(runs) * 2)] + [reserve + 406 + d for d in (-1, 0, 1)]
+    for c, (text, cap) in enumerate(zip(runs * 2 + [bom_tail] * 3, caps)):
+        policy = SpillPolicy(cap, store)
         out = await policy.bound_result(tool_name="bash", call_id=f"c{c}", content=text, owner_session_id="tools")
         rows.append({"type": "tool/result", "data": {"turn": 1, "step": 1, "message": {
             "source": {"kind": "tool", "callId": f"c{c}"},
