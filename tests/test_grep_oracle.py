@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -269,8 +270,18 @@ def spans(text: str, pattern: str, regex: bool, icase: bool) -> list[tuple[int, 
     return [(m.start(), m.end()) for m in compiled.finditer(text) if m.end() > m.start()]
 
 
+_OFFSETS: dict[str, list[int]] = {}
+
+
 def byte_offset(text: str, cp: int) -> int:
-    return len(node_utf8(text[:cp]))
+    """Node's UTF-8 length of ``text[:cp]`` (``text`` holds joined pairs: each code point,
+    a lone surrogate too, counts on its own), from a table made once per text."""
+    table = _OFFSETS.get(text)
+    if table is None:
+        table = [0, *itertools.accumulate(1 if c < "\x80" else 2 if c < "\u0800" else 3 if c < "\U00010000" else 4
+                                          for c in text)]
+        _OFFSETS[text] = table
+    return table[cp]
 
 
 def _boundary_back(data: bytes, n: int) -> int:
@@ -376,9 +387,14 @@ def seen_from_logs(corpus: Corpus) -> tuple[Seen, dict[str, str]]:
     return seen, sessions
 
 
+_SEEN: dict[str, tuple[Seen, dict[str, str]]] = {}  # per root: the logs do not change
+
+
 def expected(corpus: Corpus, docs: list[Doc], pattern: str, *, regex: bool = False, icase: bool = False,
              max_count: int | None = None, logs: bool = True) -> list[dict[str, Any]]:
-    seen, sessions = seen_from_logs(corpus) if logs else ({}, {})
+    if logs and str(corpus.root) not in _SEEN:
+        _SEEN[str(corpus.root)] = seen_from_logs(corpus)
+    seen, sessions = _SEEN[str(corpus.root)] if logs else ({}, {})
     pat = pattern if regex else js_string(pattern)
     out: list[dict[str, Any]] = []
     per_artifact: dict[str, int] = {}
@@ -436,7 +452,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Corpus, l
 def _patterns(corpus: Corpus, docs: list[Doc]) -> list[tuple[str, dict[str, Any]]]:
     rng = random.Random(SEED + 1)
     pats: list[tuple[str, dict[str, Any]]] = []
-    while len(pats) < 8:  # substrings of the texts written (common ones cost time, not checks)
+    while len(pats) < 6:  # substrings of the texts written (common ones cost time, not checks)
         t = rng.choice(docs).text if rng.random() < 0.8 else rng.choice(corpus.texts)
         n = rng.choice([2, 3, 7, 64, 65, 150])
         at = rng.randrange(max(1, len(t) - n))
@@ -543,7 +559,7 @@ async def _write_runs(base: Path) -> Corpus:
 def test_seen_in_repeated_text_is_where_the_writer_cut(tmp_path: Path, scanners: str) -> None:
     c = asyncio.run(_write_runs(tmp_path))
     docs = documents(c.root)
-    for pattern in ["ab", "ba", "界😀", "😀界", "a", "é"]:
+    for pattern in ["ab", "ba", "界😀", "😀界", "é"]:
         want = expected(c, docs, pattern)
         assert {True, False} <= {h["seen"] for h in want}
         proc = grep(c, pattern, scanners=scanners)
