@@ -351,6 +351,8 @@ def seen_from_logs(corpus: Corpus) -> tuple[Seen, dict[str, str]]:
                 if m is None:
                     continue
                 path = local(m.group(2))
+                if not os.path.exists(path):
+                    continue
                 original = Path(path).read_bytes()
                 seen[path] = {0: head_tail_ranges(original, text[: m.start()], int(m.group(1)))}
             elif row["type"] == "user/message" and data.get("source", {}).get("kind") == "session-reference":
@@ -363,6 +365,8 @@ def seen_from_logs(corpus: Corpus) -> tuple[Seen, dict[str, str]]:
                     if snap["status"] != "saved":
                         continue
                     path = local(snap["locator"])
+                    if not os.path.exists(path):
+                        continue  # expired: nothing to search
                     conv = next(p["conversation"] for p in previews if p["sessionId"] == notice["sessionId"])
                     msgs = [m.text for m in read_transcript(path).messages]
                     # No checkpoints in these sources: dropping oldest first keeps a suffix.
