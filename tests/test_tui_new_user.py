@@ -251,7 +251,7 @@ async def test_preview_marks_where_its_middle_was_cut(demo):
         assert shortened
         text = plain(app, "#preview")
         assert text.count("✂") == len(shortened) and "≈✂" not in text  # exact: checked against the transcript
-        # The appendix message: "…appendix lin" ✂ "dix line 385" reads as one line no more.
+        # The appendix message: "…appendix li" ✂ "ndix line 385" reads as one line no more.
         i = shortened[-1]
         at = link.recomputed.joins[i]
         head, tail = conv[i]["text"][:at], conv[i]["text"][at:conv[i]["text"].rindex("\n[… omitted")]

@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
 from ..util.fs import normalize_root
 from ..util.text import js_utf8, utf8_len
-from ..reference.check import common_prefix, common_suffix, digest_transcript, keep_bytes_for, seen_byte_ranges
+from ..reference.check import (_choose, common_prefix, common_suffix, digest_transcript, keep_bytes_for, retention_splits,
+                               seen_byte_ranges)
 from .search_pattern import REGEX_OVERLAP, Pattern, PatternError, matches_after
 from .search_records import MAX_HITS, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, _Located
 from .search_source import close_source, open_source, read_range, source_size
@@ -77,9 +78,12 @@ def reference_seen_ranges(path: str, conversation: Sequence[Any], sources: Seque
 _BOM = b"\xef\xbb\xbf"
 
 
-def tool_seen_ranges(path: str, preview: str, fork_gap: str | None = None) -> list[tuple[int, int]]:
+def tool_seen_ranges(path: str, preview: str, fork_gap: str | None = None,
+                     omitted: int | None = None) -> list[tuple[int, int]]:
     """The byte ranges of a tool output that its notice's preview showed: a head and a
-    tail (the preview is their concatenation, or ``head + fork_gap + tail``)."""
+    tail (the preview is their concatenation, cut where the writer cut it -- see
+    :func:`~spillscope.reference.check.retention_splits`; ``omitted`` is the notice's
+    count -- or ``head + fork_gap + tail``)."""
     if fork_gap is not None and fork_gap in preview:
         head_t, _, tail_t = preview.partition(fork_gap)
         head, tail = js_utf8(head_t), js_utf8(tail_t)
@@ -93,19 +97,15 @@ def tool_seen_ranges(path: str, preview: str, fork_gap: str | None = None) -> li
         last = read_range(handle, min(size, n), max(0, size - n))
     finally:
         close_source(handle)
+    if fork_gap is None or fork_gap not in preview:
+        split = _choose(retention_splits(head, first, last, size), omitted)
+        return [] if split is None else split.seen_ranges(len(head), size)
     # A BOM stripped by the decoder (FORMAT.md §3) was never seen.
     skip = 3 if first.startswith(_BOM) and not head.startswith(_BOM) else 0
     first = first[skip:]
-    if fork_gap is not None and fork_gap in preview:
-        h = common_prefix(head, first)
-        t = common_suffix(tail, last)
-        out = [(skip, skip + h), (size - t, size)]
-    else:
-        h = common_prefix(head, first)
-        t = len(head) - h
-        if common_suffix(head[h:], last) < t:
-            return []
-        out = [(skip, skip + h), (size - t, size)]
+    h = common_prefix(head, first)
+    t = common_suffix(tail, last)
+    out = [(skip, skip + h), (size - t, size)]
     return [r for r in out if r[1] > r[0]]
 
 
@@ -271,7 +271,8 @@ def _tool_seen(path: str, link: Any) -> Callable[[], SeenRanges]:
 
         notice = link.entry.notice
         try:
-            return {0: tool_seen_ranges(path, notice.preview, FORK_GAP if notice.fork_gap else None)}
+            return {0: tool_seen_ranges(path, notice.preview, FORK_GAP if notice.fork_gap else None,
+                                        notice.omitted_bytes if notice.omitted_kind == "exact" else None)}
         except OSError:
             return {}
 

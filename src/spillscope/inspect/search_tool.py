@@ -33,10 +33,16 @@ class _PlainCodec:
 
     @staticmethod
     def survey(buf: bytes | bytearray, end: int) -> tuple[bool, tuple[int, int] | None]:
-        """No escapes (always canonical), and ``measure`` of ``buf[:end]`` if the native
-        scanner can count it (valid UTF-8)."""
+        """Whether ``buf`` is valid UTF-8 (no escapes: the needle's bytes are then
+        exactly its occurrences; invalid bytes decode to U+FFFD, which a needle holding
+        one must find, so such a window is searched decoded), and ``measure`` of
+        ``buf[:end]`` if the native scanner can count it (valid UTF-8)."""
         nat = native.NATIVE
-        return True, None if nat is None else nat.utf8_stats(buf, 0, end)
+        if nat is None:
+            return _valid_utf8(buf), None
+        counts = nat.utf8_stats(buf, 0, end)
+        valid = counts is not None and (end >= len(buf) or nat.utf8_stats(buf, end, len(buf)) is not None)
+        return valid, counts
 
     @staticmethod
     def boundary(buf: bytes | bytearray, p: int) -> bool:
@@ -62,6 +68,16 @@ class _PlainCodec:
             yield len(text), utf8_len(text)
             pos += len(chunk)
 
+
+
+def _valid_utf8(buf: bytes | bytearray) -> bool:
+    if buf.isascii():
+        return True
+    try:
+        buf.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _char_cut(chunk: bytes) -> int:

@@ -179,7 +179,7 @@ def retention_splits(kept: Bytes, head: Bytes, tail: Bytes, total: int) -> list[
         if lo > hi:
             continue
         if n + h0 <= total:
-            out.append(Split(hi, head_bom, False, total - n - h0))
+            out.append(Split(_writer_cut(head, tail, total, n + h0, h0, lo, hi), head_bom, False, total - n - h0))
         if n + h0 + 3 <= total:
             # A stripped BOM right before the tail piece: it starts at total-(n-k), so the
             # BOM sits at tail[len(tail)-(n-k)-3 :]; search it for k in [lo, hi].
@@ -200,6 +200,28 @@ def _find_bom(data: Bytes, start: int, end: int) -> int:
         return data.find(BOM_BYTES, start, end)
     m = _BOM_RE.search(data, start, end)
     return -1 if m is None else m.start()
+
+
+def _writer_cut(head: Bytes, tail: Bytes, total: int, kept: int, h0: int, lo: int, hi: int) -> int:
+    """Which ``k`` in ``[lo, hi]`` (every one explains the preview: a run such as
+    ``abab…`` at the cut lets many) the writer cut at: of a budget ``b`` it kept
+    ``ceil(b/2)`` bytes moved back to a character boundary and ``floor(b/2)`` moved
+    forward to one (§3), so ``b`` is ``kept`` to ``kept + 6``. ``hi`` when none fits."""
+    if lo == hi:
+        return hi
+    for b in range(kept, kept + 7):
+        h = min(total, (b + 1) // 2)
+        tb = min(total - h, b // 2)
+        if h > len(head) or (h == len(head) < total) or tb > len(tail):
+            continue  # beyond the bytes kept of the original: cannot tell
+        while 0 < h < len(head) and head[h] & 0xC0 == 0x80:
+            h -= 1
+        t = len(tail) - tb
+        while t < len(tail) and tail[t] & 0xC0 == 0x80:
+            t += 1
+        if h + (len(tail) - t) == kept and lo <= h - h0 <= hi:
+            return h - h0
+    return hi
 
 
 def _choose(splits: list[Split], logged: int | None) -> Split | None:
