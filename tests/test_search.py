@@ -295,6 +295,20 @@ def test_grep_exit_codes_and_bad_artifacts(tmp_path: Path) -> None:
     assert {h["path"] for h in jsonl(proc.stdout)} == {str(next(root.rglob("*session-reference-1.txt")))}
 
 
+def test_grep_says_which_entries_it_could_not_search(tmp_path: Path) -> None:
+    """A directory or a FIFO where an artifact belongs is skipped with a finding on stderr
+    (it was skipped in silence); the search goes on and its exit status is the hits'."""
+    root = write_root(tmp_path, [["alpha beta"]])
+    sdir = next(root.iterdir())
+    (sdir / "aaaaaaaaaaaa-bash.txt").mkdir()
+    os.mkfifo(sdir / "bbbbbbbbbbbb-bash.txt")
+    proc = run("grep", "beta", str(root), "--json")
+    assert proc.returncode == 0 and len(jsonl(proc.stdout)) == 1
+    err = proc.stderr.decode()
+    assert "unexpected-entry" in err and "aaaaaaaaaaaa-bash.txt" in err and "bbbbbbbbbbbb-bash.txt" in err
+    assert "directory" in err and "FIFO" in err.upper()
+
+
 def test_grep_human_output_shows_controls_and_marks_the_hit(tmp_path: Path) -> None:
     root = write_root(tmp_path, [["before \x1b[31m red \x00 after"]])
     proc = run("grep", "red", str(root))

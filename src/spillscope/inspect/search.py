@@ -213,8 +213,11 @@ def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Tar
     from .verify import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)
-    # Only what makes an artifact (or a log's links) unsearchable concerns a search.
-    findings = [f for f in ins.findings if f.code in ("unreadable", "symlink", "malformed-log")]
+    # Only what makes an artifact (or a log's links) unsearchable concerns a search: also a
+    # directory, FIFO or device where an artifact belongs (skipped, so said, never in silence).
+    skipped = {a.path for a in ins.scan.artifacts() if not a.is_regular and not a.is_symlink}
+    findings = [f for f in ins.findings if f.code in ("unreadable", "symlink", "malformed-log")
+                or (f.code == "unexpected-entry" and f.path in skipped)]
     refs: dict[str, Any] = {}
     for link in ins.references:
         if link.artifact is not None and link.artifact.path not in refs:
