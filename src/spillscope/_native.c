@@ -94,13 +94,37 @@ static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned c
     return o + start;
 }
 
+/* True when in[0:n] can be fragment lines at all: a quote first, '"\n' last. */
+static inline int framed(const unsigned char *in, Py_ssize_t n) {
+    return n >= 2 && in[0] == '"' && in[n - 2] == '"' && in[n - 1] == '\n';
+}
+
+/* deframe(in[0:n]) written to out (room for n + 16 bytes; ``framed`` already checked):
+ * its length, or -1 where deframe gives None. The GIL is released for a big buffer: the
+ * caller holds both buffers (an export of ``out`` if it is resizable). */
+static Py_ssize_t deframe_body(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
+    Py_ssize_t o, start = in[1] != '\n'; /* body[0] is then in[0]: skip it */
+    if (n >= BIG) {
+        Py_BEGIN_ALLOW_THREADS
+        o = deframe_into(in, n, out, start);
+        Py_END_ALLOW_THREADS
+    } else {
+        o = deframe_into(in, n, out, start);
+    }
+    if (o < 0) return -1;
+    /* body[1:-2]; a body shorter than 3 gives b"" */
+    Py_ssize_t len = o < 3 ? 0 : o - 3;
+    if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
+    return len;
+}
+
 static PyObject *native_deframe(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t end = -1;
     if (!PyArg_ParseTuple(args, "y*|n", &view, &end)) return NULL;
     const unsigned char *in = (const unsigned char *)view.buf;
     Py_ssize_t n = (end < 0 || end > view.len) ? view.len : end;
-    if (n < 2 || in[0] != '"' || in[n - 2] != '"' || in[n - 1] != '\n') {
+    if (!framed(in, n)) {
         PyBuffer_Release(&view);
         Py_RETURN_NONE;
     }
@@ -111,23 +135,12 @@ static PyObject *native_deframe(PyObject *self, PyObject *args) {
         PyBuffer_Release(&view);
         return NULL;
     }
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
-    Py_ssize_t o, start = in[1] != '\n'; /* body[0] is then in[0]: skip it */
-    if (n >= BIG) {
-        Py_BEGIN_ALLOW_THREADS
-        o = deframe_into(in, n, out, start);
-        Py_END_ALLOW_THREADS
-    } else {
-        o = deframe_into(in, n, out, start);
-    }
+    Py_ssize_t len = deframe_body(in, n, (unsigned char *)PyBytes_AS_STRING(res));
     PyBuffer_Release(&view);
-    if (o < 0) {
+    if (len < 0) {
         Py_DECREF(res);
         Py_RETURN_NONE;
     }
-    /* body[1:-2]; a body shorter than 3 gives b"" */
-    Py_ssize_t len = o < 3 ? 0 : o - 3;
-    if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
     if (_PyBytes_Resize(&res, len) < 0) return NULL;
     return res;
 }
@@ -142,7 +155,7 @@ static PyObject *native_deframe_into(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nO!", &view, &end, &PyByteArray_Type, &dst)) return NULL;
     const unsigned char *in = (const unsigned char *)view.buf;
     Py_ssize_t n = (end < 0 || end > view.len) ? view.len : end, len = -1;
-    if (n >= 2 && in[0] == '"' && in[n - 2] == '"' && in[n - 1] == '\n') {
+    if (framed(in, n)) {
         if (PyByteArray_Resize(dst, n + 16) < 0) {
             PyBuffer_Release(&view);
             return NULL;
@@ -154,19 +167,7 @@ static PyObject *native_deframe_into(PyObject *self, PyObject *args) {
             PyBuffer_Release(&view);
             return NULL;
         }
-        unsigned char *out = (unsigned char *)outview.buf;
-        Py_ssize_t o, start = in[1] != '\n';
-        if (n >= BIG) {
-            Py_BEGIN_ALLOW_THREADS
-            o = deframe_into(in, n, out, start);
-            Py_END_ALLOW_THREADS
-        } else {
-            o = deframe_into(in, n, out, start);
-        }
-        if (o >= 0) {
-            len = o < 3 ? 0 : o - 3;
-            if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
-        }
+        len = deframe_body(in, n, (unsigned char *)outview.buf);
         PyBuffer_Release(&outview);
     }
     PyBuffer_Release(&view);
