@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
 from ..util.fs import normalize_root
 from ..util.text import js_utf8, utf8_len
-from ..reference.check import (_choose, common_prefix, common_suffix, digest_transcript, keep_bytes_for, retention_splits,
-                               seen_byte_ranges)
+from ..reference.check import (choose_split, common_prefix, common_suffix, digest_transcript, keep_bytes_for,
+                               retention_splits, seen_byte_ranges)
 from .search_pattern import REGEX_OVERLAP, Pattern, PatternError, matches_after
 from .search_records import MAX_HITS, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, _Located
 from .search_source import close_source, open_source, read_range, source_size
@@ -98,7 +98,7 @@ def tool_seen_ranges(path: str, preview: str, fork_gap: str | None = None,
     finally:
         close_source(handle)
     if fork_gap is None or fork_gap not in preview:
-        split = _choose(retention_splits(head, first, last, size), omitted)
+        split = choose_split(retention_splits(head, first, last, size), omitted)
         return [] if split is None else split.seen_ranges(len(head), size)
     # A BOM stripped by the decoder (FORMAT.md §3) was never seen.
     skip = 3 if first.startswith(_BOM) and not head.startswith(_BOM) else 0

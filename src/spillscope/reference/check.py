@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from ..util.scratch import PIECE
 from ..util.text import js_utf8
 from ..formats.transcript.records import Transcript, TranscriptMetadata
 
@@ -48,7 +49,6 @@ class Recomputed:
 
 
 _BLOCK = 1 << 16
-_PIECE = 1 << 16  # see util/scratch.py: small pieces reuse their memory
 
 
 Bytes = bytes | bytearray | memoryview
@@ -65,7 +65,7 @@ def same_bytes(a: Bytes, b: Bytes) -> bool:
         a, b = b, a
     if isinstance(a, (bytes, bytearray)):
         return a.startswith(b)
-    return all(bytes(a[i : i + _PIECE]).startswith(b[i : i + _PIECE]) for i in range(0, len(a), _PIECE))
+    return all(bytes(a[i : i + PIECE]).startswith(b[i : i + PIECE]) for i in range(0, len(a), PIECE))
 
 
 def common_prefix(a: Bytes, b: Bytes) -> int:
@@ -224,8 +224,9 @@ def _writer_cut(head: Bytes, tail: Bytes, total: int, kept: int, h0: int, lo: in
     return hi
 
 
-def _choose(splits: list[Split], logged: int | None) -> Split | None:
-    """The split that explains the logged count, else the BOM-free reading."""
+def choose_split(splits: list[Split], logged: int | None) -> Split | None:
+    """Of :func:`retention_splits`' answers, the split that explains the logged count
+    (``None``: not logged), else the BOM-free reading."""
     for split in splits:
         if split.omitted == logged:
             return split
@@ -254,7 +255,7 @@ def _split_of(pre: PreviewText, view: MessageView) -> tuple[int, Split | None]:
         return 0, None
     if len(kept) > view.nbytes:
         return len(kept), None
-    return len(kept), _choose(retention_splits(kept, view.head, view.tail, view.nbytes), pre.marker_n)
+    return len(kept), choose_split(retention_splits(kept, view.head, view.tail, view.nbytes), pre.marker_n)
 
 
 def shortened_omission(preview_text: str | PreviewText, original: MessageView | str) -> int | None:
