@@ -371,6 +371,15 @@ def test_grep_seen_against_the_linked_preview(tmp_path: Path) -> None:
     assert {h["seen"] for h in jsonl(run("grep", "appendix line", str(demo.root), "--json").stdout)} == {None}
 
 
+def _transcript_bytes(texts: list[str], rng: random.Random, irregular: bool) -> bytes:
+    """A transcript of ``texts`` (user messages): as the writer renders it, or irregular."""
+    if irregular:
+        return _irregular_transcript(texts, rng)
+    conv = [{"role": "user", "text": t} for t in texts]
+    return js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                      "conversation": conv}, 3))
+
+
 def _irregular_transcript(texts: list[str], rng: random.Random) -> bytes:
     """A transcript the parser accepts but the reference writer would not produce:
     short fragments, escapes spelled differently (\\u0041, \\/, escaped pairs)."""
@@ -419,12 +428,7 @@ def _every_phrase_is_found(tmp_path_factory: pytest.TempPathFactory, texts: list
     rng = random.Random(seed)
     tmp = tmp_path_factory.mktemp("gen")
     path = tmp / "000000000001-session-reference-1.txt"
-    if irregular:
-        path.write_bytes(_irregular_transcript(texts, rng))
-    else:
-        conv = [{"role": "user", "text": t} for t in texts]
-        path.write_bytes(js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None,
-                                                    "capturedThroughSeq": 1, "conversation": conv}, 3)))
+    path.write_bytes(_transcript_bytes(texts, rng, irregular))
     exact = [m.text for m in read_transcript(path).messages]
     old = T.WINDOW
     T.WINDOW = window
@@ -643,9 +647,7 @@ def _hit_chains(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> N
     rng = random.Random(seed)
     texts = rng.sample(CHAIN_TEXTS, 3)
     path = tmp_path / "000000000001-session-reference-1.txt"
-    path.write_bytes(_irregular_transcript(texts, rng) if seed % 2 else js_utf8(render_transcript(
-        {"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
-         "conversation": [{"role": "user", "text": t} for t in texts]}, 3)))
+    path.write_bytes(_transcript_bytes(texts, rng, irregular=seed % 2 == 1))
     exact = [m.text for m in read_transcript(path).messages]
     monkeypatch.setattr(T, "WINDOW", rng.choice([48, 64, 300]))
     monkeypatch.setattr(X, "EXACT_WINDOW", rng.choice([5, 17, 64]))
@@ -707,9 +709,7 @@ def test_every_hit_shows_the_context_the_exact_text_has_wherever_windows_end(
     words = ["spill", "needle", "store", " ", " ", "界", "😀", '"', "\\", "\x01", "\ud800", "e\u0301"]
     texts = ["".join(rng.choice(words) for _ in range(rng.randint(200, 900))) for _ in range(3)]
     path = tmp_path / "000000000001-session-reference-1.txt"
-    path.write_bytes(_irregular_transcript(texts, rng) if seed % 2 else js_utf8(render_transcript(
-        {"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
-         "conversation": [{"role": "user", "text": t} for t in texts]}, 3)))
+    path.write_bytes(_transcript_bytes(texts, rng, irregular=seed % 2 == 1))
     exact = [m.text for m in read_transcript(path).messages]
     monkeypatch.setattr(T, "WINDOW", rng.choice([700, 1500, 4000]))
     monkeypatch.setattr(TL, "WINDOW", rng.choice([600, 1300]))
