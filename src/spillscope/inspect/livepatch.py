@@ -98,7 +98,7 @@ def apply_events(ins: Inspection, events: Iterable[ChangeEvent]) -> tuple[Inspec
         at = bisect_left(arts, name, key=_NAME)
         before = arts[at] if at < len(arts) and arts[at].name == name else None
         found: list[Finding] = []
-        art = lstat_artifact(path, os.path.basename(path), session.name, found)
+        art = lstat_artifact(path, name, session.name, found)
         if art is None:
             found = []  # gone: nothing to say about it (a vanished entry is not unreadable)
             if before is not None:

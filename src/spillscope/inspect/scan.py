@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Literal, NamedTuple
+from typing import Callable, Iterator, Literal, NamedTuple
 
 from ..spill.naming import decode_segment
 from ..util.fs import file_type
@@ -120,12 +120,7 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
     except OSError as exc:
         return RootScan(root, [], [finding("unreadable", path=root, detail=exc.strerror or str(exc))]), []
     plan: list[Finding | SessionSpec] = []
-    names.sort()
-    names.reverse()  # popped in name order, each path made as it is used (see scan_session_dir)
-    prefix = root if root.endswith(os.sep) else root + os.sep
-    while names:
-        name = names.pop()
-        path = prefix + name
+    for name, path in _in_name_order(root, names):
         try:
             est = os.lstat(path)
         except OSError as exc:
@@ -173,22 +168,30 @@ def scan_session_dir(path: str, name: str, hash_: str, mode: int) -> tuple[Sessi
     except OSError as exc:
         findings.append(finding("unreadable", path=path, detail=exc.strerror or str(exc)))
         return session, findings
-    # Names, not DirEntry objects, sorted, then taken off the end of the reversed list:
-    # each artifact's path string is made (and lstat'ed) in name order, next to its
-    # Artifact, and each name's DirEntry never exists. With DirEntries, the paths lay in
-    # directory (hash) order and every later pass over the artifacts -- the path index,
-    # the orphan check, the JSON -- jumped about memory: on a wide dir those passes cost
-    # twice as much per artifact at 500,000 as at 50,000.
-    names.sort()
-    names.reverse()
-    prefix = path if path.endswith(os.sep) else path + os.sep
-    append, pop = session.artifacts.append, names.pop
-    while names:
-        child = pop()
-        art = lstat_artifact(prefix + child, child, name, findings)
+    append = session.artifacts.append
+    for child, child_path in _in_name_order(path, names):
+        art = lstat_artifact(child_path, child, name, findings)
         if art is not None:
             append(art)
     return session, findings
+
+
+def _in_name_order(dir_path: str, names: list[str]) -> Iterator[tuple[str, str]]:
+    """``(name, path)`` for each of ``names`` (the list is used up) in name order.
+
+    Names, not DirEntry objects, sorted, then taken off the end of the reversed list: each
+    path string is made (and lstat'ed) in name order, next to its record, and no DirEntry
+    ever exists. With DirEntries, the paths lay in directory (hash) order and every later
+    pass over the artifacts -- the path index, the orphan check, the JSON -- jumped about
+    memory: on a wide dir those passes cost twice as much per artifact at 500,000 as at
+    50,000."""
+    names.sort()
+    names.reverse()
+    prefix = dir_path if dir_path.endswith(os.sep) else dir_path + os.sep
+    pop = names.pop
+    while names:
+        name = pop()
+        yield name, prefix + name
 
 
 def _session_head(path: str, name: str, hash_: str, mode: int) -> tuple[SessionDir, list[Finding]]:
