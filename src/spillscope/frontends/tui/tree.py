@@ -104,15 +104,13 @@ class BrowseTree(FittingTree[NodeData]):
             session_codes = [f.code for f in index.get(group["dir"].path, [])] if group["dir"] else []
             if not children and not matches(title, session_codes):
                 continue
-            codes = self._child_codes(children)
-            label = self._session_label(title, group, codes, session_codes)
+            label, data = self._session_node(name, title, group, children, session_codes)
             holds_selection = selected is not None and any(d.key == selected for d in children)
             # Small trees open every session the user has not closed; big ones only those
             # the user opened (or that hold the cursor). A filter opens every match.
             open_now = (not lazy and (name not in collapsed or bool(needle or code_filter))) or \
                 (lazy and (name in expanded or holds_selection))
-            node = self.root.add(label, NodeData("session", name, {**group, "children": children, "codes": codes}),
-                                 expand=open_now, allow_expand=bool(children))
+            node = self.root.add(label, data, expand=open_now, allow_expand=bool(children))
             if selected == name:
                 target = node
             if open_now:
@@ -146,6 +144,13 @@ class BrowseTree(FittingTree[NodeData]):
             if matches(f"{art.name} {art.kind}", [f.code for f in index.get(art.path, [])]):
                 kept.append(NodeData("artifact", art.path, art))
         return kept
+
+    def _session_node(self, name: str, title: str, group: dict[str, Any], children: list[NodeData],
+                      session_codes: list[str]) -> tuple[Text, NodeData]:
+        """A session node's label and data, its children's codes kept per child."""
+        codes = self._child_codes(children)
+        return (self._session_label(title, group, codes, session_codes),
+                NodeData("session", name, {**group, "children": children, "codes": codes}))
 
     def _child_codes(self, children: list[NodeData]) -> dict[str, tuple[str, ...]]:
         """The warning and error codes of a session's children, by key (only children that
@@ -219,13 +224,11 @@ class BrowseTree(FittingTree[NodeData]):
             if node is None:
                 # A new session: at its place in the (sorted) list, opened as populate would.
                 children = self._specs(group, None)
-                codes = self._child_codes(children)
+                label, data = self._session_node(name, title, group, children, session_codes)
                 before = next((n for n in self.root.children if n.data is not None and n.data.kind == "session"
                                and n.data.key > name), None)
                 open_now = name in self._expanded_keys if self._lazy else name not in self._collapsed_keys
-                node = self.root.add(self._session_label(title, group, codes, session_codes),
-                                     NodeData("session", name, {**group, "children": children, "codes": codes}),
-                                     before=before, expand=open_now, allow_expand=bool(children))
+                node = self.root.add(label, data, before=before, expand=open_now, allow_expand=bool(children))
                 if open_now:
                     self._build_leaves(node)
                 continue
@@ -238,9 +241,8 @@ class BrowseTree(FittingTree[NodeData]):
                 target = moved or target
                 continue
             children = self._specs(group, None)
-            codes = self._child_codes(children)
-            node.set_label(self._session_label(title, group, codes, session_codes))
-            node.data = NodeData("session", name, {**group, "children": children, "codes": codes})
+            label, node.data = self._session_node(name, title, group, children, session_codes)
+            node.set_label(label)
             node.allow_expand = bool(children)
             if built:
                 had_cursor = selected is not None and any(c.data is not None and c.data.key == selected for c in node.children)
