@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..util.fs import normalize_root
+from ..storage import normalize_root
 
 CDN_LINK = re.compile(r'<link[^>]*href="https?://fonts\.googleapis\.com[^"]*"[^>]*/?>', re.S)
 LOCAL_FONT = """<style>
@@ -42,7 +42,7 @@ def offline_templates() -> Path:
 
 
 def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
-          rebase: str | None = None, limits: dict[str, int] | None = None) -> None:
+          rebase: str | None = None, limits: dict[str, int] | None = None, timeout: float | None = None) -> None:
     try:
         from textual_serve.server import Server
     except ImportError as exc:  # pragma: no cover - the extra is documented
@@ -52,6 +52,8 @@ def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: 
         command += ["--logs", os.path.abspath(logs)]
     if rebase:
         command += ["--rebase", rebase]
+    if timeout is not None:
+        command += ["--timeout", repr(timeout)]
     for name, value in (limits or {}).items():
         command += ["--" + name.replace("_", "-"), str(value)]
     # `exec`: the app is the server's own child (no shell between them), so it can die

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
+from ..storage import Storage, open_storage
 from .findings import Finding, by_location
 from .scan import Artifact, ProgressFn, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
 
@@ -220,13 +221,14 @@ def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
             os.close(fd)
 
 
-def listing_json(root: str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
+def listing_json(root: Storage | str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
     """The no-logs listing as ASCII JSON text, scanned by ``workers`` processes."""
-    if root.startswith("s3://"):
-        from .s3root import listing_json_s3
+    store = open_storage(root)
+    if store.tree is None:  # an object store: one listing of its keys
+        from .object_scan import listing_json_objects
 
-        return listing_json_s3(root, now, progress)
-    root = os.path.abspath(root)
+        return listing_json_objects(store, now, progress)
+    root = store.tree
     done, plan = root_plan(root)
     if done is not None:
         early = [f.to_json() for f in done.findings]

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, NamedTuple
 
 from ..spill.naming import decode_segment
-from ..util.fs import file_type
+from ..storage import Storage, open_storage
+from ..storage.local import file_type
 from .findings import Finding, finding
 
 _NAME = operator.attrgetter("name")
@@ -136,12 +137,14 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
     return None, plan
 
 
-def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None, follow_root: bool = True) -> RootScan:
-    if isinstance(root, str) and root.startswith("s3://"):
-        from .s3root import scan_s3_root  # the S3 root access (imports the client lazily)
+def scan_root(root: Storage | str | os.PathLike[str], *, progress: ProgressFn | None = None,
+              follow_root: bool = True) -> RootScan:
+    store = open_storage(root)
+    if store.tree is None:  # an object store: one listing of its keys
+        from .object_scan import scan_objects
 
-        return scan_s3_root(root, progress=progress)
-    root = os.path.abspath(os.fspath(root))
+        return scan_objects(store, progress=progress)
+    root = store.tree
     done, plan = root_plan(root, follow_root)
     if done is not None:
         return done

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
-from ..util.fs import normalize_root
+from ..storage import Storage, normalize_root
 from ..util.text import js_utf8, utf8_len
 from ..reference.check import (choose_split, common_prefix, common_suffix, digest_transcript, keep_bytes_for,
                                retention_splits, seen_byte_ranges)
@@ -282,7 +282,7 @@ def _tool_seen(path: str, link: Any) -> Callable[[], SeenRanges]:
     return compute
 
 
-def search_root(root: str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
+def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
                 rebase: str | None = None, max_count: int | None = None,
                 cancelled: Callable[[], bool] = lambda: False) -> Iterator[SearchHit | Finding]:
     """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted

@@ -2,7 +2,7 @@
 
 Owns what every backend and every consumer shares — :class:`ChangeEvent`, :data:`EventKind`,
 :data:`STATUS_EVENTS`, :func:`root_problem` and the abstract :class:`Watcher` — so the
-backends (:mod:`.watch_local`, :mod:`.s3watch`) and :mod:`.livepatch` can import it without
+backends (:mod:`.watch_local`, :mod:`.poll_watch`) and :mod:`.livepatch` can import it without
 importing each other or :mod:`.watch` (which picks a backend), and no import cycle forms.
 """
 

@@ -6,7 +6,7 @@ means ``root-replaced``); watchfiles only makes changes show fast, while what is
 decided by :class:`~.watch_state.RootState`; a burst too big to settle path by path, or a
 failing OS watcher, means a full rescan, and while the OS watcher cannot run the root is
 polled and a ``stale`` event says why until ``live`` says changes are followed again.
-It is one backend beside :mod:`.s3watch`; :func:`.watch.open_watcher` picks between them.
+It is one backend beside :mod:`.poll_watch`; :func:`.watch.open_watcher` picks between them.
 """
 
 from __future__ import annotations

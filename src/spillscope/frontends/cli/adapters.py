@@ -11,13 +11,14 @@ import sys
 from typing import TextIO
 
 from ...util.text import loads_exact
-from .args import UsageError
+from .args import UsageError, open_root
 from .output import write_json
 
 
 def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
     from .cat import CatError, cat  # here: `ls` and `verify` need none of it
 
+    open_root(args.artifact, "cat", timeout=args.timeout, check=False)  # a scheme cat cannot read is refused by name
     try:
         return cat(args.artifact, out, message=args.message, as_json=args.json, raw=args.raw,
                    max_line_bytes=args.max_line_bytes)
@@ -28,6 +29,9 @@ def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     from .prune import PruneError, prune, prune_json, write_human
 
+    open_root(args.root, "prune", check=False)  # never `./s3:/b/p` for s3://b/p: refused by name
+    if args.logs is not None:
+        open_root(args.logs, "--logs", check=False)
     try:
         result = prune(args.root, older_than=args.older_than, apply=args.apply, logs=args.logs,
                        keep_active=args.keep_active, max_log_line_bytes=args.max_log_line_bytes)
@@ -54,7 +58,7 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
             if not isinstance(text, str):
                 raise UsageError("--json-pattern: PATTERN is not a JSON string")
         return grep(args.root, Pattern(text, regex=args.regex, ignore_case=args.ignore_case), out, sys.stderr,
-                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count)
+                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count, timeout=args.timeout)
     except GrepError as exc:
         raise UsageError(str(exc)) from None
 
@@ -63,6 +67,7 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
     from .watch import WatchUsageError, run_watch
 
     try:
-        return run_watch(args.root, out, as_json=args.json, initial=args.initial)
+        return run_watch(open_root(args.root, "watch", timeout=args.timeout, check=False), out, as_json=args.json,
+                         initial=args.initial)
     except WatchUsageError as exc:
         raise UsageError(str(exc)) from None

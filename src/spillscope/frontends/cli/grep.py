@@ -15,7 +15,7 @@ from ...util.text import visible
 from ...inspect.findings import Finding
 from ...inspect.listing import ascii_json
 from ...inspect.search import Pattern, PatternError, SearchHit, search_root
-from .args import UsageError, check_root
+from .args import UsageError, check_logs, open_root
 
 
 class GrepError(Exception):
@@ -39,20 +39,19 @@ def _where(hit: SearchHit) -> str:
 
 
 def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | None = None, rebase: str | None = None,
-         as_json: bool = False, max_count: int | None = None) -> int:
+         as_json: bool = False, max_count: int | None = None, timeout: float | None = None) -> int:
     try:
-        check_root(root)  # a directory, or a reachable s3://bucket/prefix
+        store = open_root(root, "grep", timeout=timeout)  # a directory, or a reachable s3://bucket/prefix
+        check_logs(logs)
     except UsageError as exc:
         raise GrepError(str(exc)) from None
-    if logs is not None and not os.path.isdir(logs):
-        raise GrepError(f"{logs}: not a directory")
     try:
         pattern.compile()
     except PatternError as exc:
         raise GrepError(str(exc)) from None
     color = not as_json and out.isatty() and "NO_COLOR" not in os.environ
     hits = 0
-    for ev in search_root(root, pattern, logs=logs, rebase=rebase, max_count=max_count):
+    for ev in search_root(store, pattern, logs=logs, rebase=rebase, max_count=max_count):
         if isinstance(ev, Finding):
             where = ev.path or ev.locator or ""
             line = f":{ev.line}" if ev.line is not None else ""

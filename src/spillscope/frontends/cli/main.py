@@ -19,7 +19,7 @@ import sys
 from typing import TextIO
 
 from ... import __version__
-from .args import MAX_COUNT, UsageError, parse_duration, parse_fail_on, port_number, positive_int
+from .args import MAX_COUNT, UsageError, add_timeout, parse_duration, parse_fail_on, port_number, positive_int
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
 from .output import cell
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("root", help="the spill root")
         sp.add_argument("--logs", help="session logs directory (links notices to artifacts)")
         sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
+        add_timeout(sp)
         limits(sp)
 
     def limits(sp: argparse.ArgumentParser) -> None:
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
     sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
+    add_timeout(sp)
     limits(sp)
     sp.set_defaults(func=cmd_cat)
 
@@ -101,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("root")
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
+    add_timeout(sp)
     sp.set_defaults(func=cmd_watch)
 
     sp = sub.add_parser("demo", help="write the demo spill root and open it")

@@ -9,7 +9,7 @@ import os
 from typing import Any, AsyncIterator
 
 from ..format import count
-from ...util.fs import normalize_root
+from ...storage import normalize_root
 from ...util.text import visible
 from ...inspect.coverage import coverage, describe
 from ...inspect.findings import Finding
