@@ -97,7 +97,7 @@ def add_timeout(sp: argparse.ArgumentParser) -> None:
 SUPPORTS: dict[str, tuple[str, ...]] = {
     "ls": ("local", "s3"), "verify": ("local", "s3"), "grep": ("local", "s3"), "cat": ("local", "s3"),
     "watch": ("local", "s3"), "tui": ("local", "s3"), "serve": ("local", "s3"),
-    "prune": ("local",), "demo": ("local",), "--logs": ("local",),
+    "stats": ("local", "s3"), "prune": ("local",), "demo": ("local",), "--logs": ("local",),
 }
 
 

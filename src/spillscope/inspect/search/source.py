@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Union
 
-from ..storage import Reader, Storage, open_storage
-from ..storage.local import open_regular
+from ...storage import Reader, Storage, open_storage
+from ...storage.local import open_regular
 
 #: Raw bytes read per window (whole lines; a window never holds more than about this).
 WINDOW = 1 << 20
