@@ -19,9 +19,6 @@ __all__ = ["REGISTERED", "Dialect", "DialectError", "Link", "Options", "Report",
 REGISTERED = (
     "dsh",
     "claude",
-    "qwen",
-    "gemini",
-    "opencode",
 )
 
 

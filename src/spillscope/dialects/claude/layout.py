@@ -38,6 +38,9 @@ class Project:
     files: list[SpillFile] = field(default_factory=list)
     #: Session dir names that hold a tool-results dir.
     session_dirs: set[str] = field(default_factory=set)
+    #: Paths in a tool-results dir that hold something other than a file (a dir, a FIFO) or
+    #: could not be looked at: a notice naming one is unverified, never expired.
+    blocked: set[str] = field(default_factory=set)
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -102,6 +105,7 @@ def _scan_session_dir(project: Project, session: os.DirEntry[str]) -> None:
                 with os.scandir(e.path) as it:
                     entries = sorted(it, key=lambda x: x.name)
             except OSError as exc:
+                project.blocked.add(e.path)
                 project.findings.append(finding("unreadable", path=e.path, session=session.name,
                                                 detail=f"cannot list the tool-results dir: {exc.strerror or exc}"))
                 continue
@@ -115,6 +119,7 @@ def _add_spill(project: Project, entry: os.DirEntry[str], session: str) -> None:
     except FileNotFoundError:
         return  # gone between the listing and the lstat: as if never listed
     except OSError as exc:
+        project.blocked.add(entry.path)
         project.findings.append(finding("unreadable", path=entry.path, session=session,
                                         detail=f"cannot lstat: {exc.strerror or exc}"))
         return
@@ -127,5 +132,6 @@ def _add_spill(project: Project, entry: os.DirEntry[str], session: str) -> None:
             project.findings.append(finding("symlink", path=entry.path, session=session,
                                             detail="a symlink in a tool-results dir (reported, never followed)"))
     else:
+        project.blocked.add(entry.path)
         project.findings.append(finding("unexpected-entry", path=entry.path, session=session,
                                         detail=f"a {file_type(mode)} in a tool-results dir (Claude Code writes files only)"))

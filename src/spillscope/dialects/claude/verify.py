@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
@@ -75,14 +75,15 @@ def inspect_tree(tree: str, options: Options) -> Report:
         report.transcripts.extend(project.transcripts)
         report.files.extend(project.files)
     cutoff = options.now - seconds
-    report.past_retention = [x.path for x in (*report.transcripts, *report.files) if x.mtime < cutoff]
+    everything: list[Transcript | SpillFile] = [*report.transcripts, *report.files]
+    swept = [x for x in everything if x.mtime < cutoff]
+    report.past_retention = [x.path for x in swept]
     if options.retention_seconds is not None:
-        for x in (*report.transcripts, *report.files):
-            if x.mtime < cutoff:
-                report.findings.append(finding(
-                    "past-retention", path=x.path, session=x.session,
-                    detail=f"older than the retention asked for ({options.retention_seconds:g} s): Claude Code's "
-                           f"start-up cleanup at that cleanupPeriodDays deletes it"))
+        for x in swept:
+            report.findings.append(finding(
+                "past-retention", path=x.path, session=x.session,
+                detail=f"older than the retention asked for ({options.retention_seconds:g} s): Claude Code's "
+                       f"start-up cleanup at that cleanupPeriodDays deletes it"))
     return report
 
 
@@ -93,12 +94,14 @@ class _Pass:
         self.project = project
         self.options = options
         self.report = report
-        self.by_rel = {(f.session, f.name): f for f in project.files}
+        self.by_path = {f.path: f for f in project.files}
         self.by_id: dict[str, list[SpillFile]] = {}
         for f in project.files:
             stem = f.name.rsplit(".", 1)[0] if "." in f.name else f.name
             self.by_id.setdefault(stem, []).append(f)
         self.evidence: dict[str, _Evidence] = {}
+        #: Tool calls whose input names a tool-results path, until their result says they worked.
+        self.pending: dict[str, list[str]] = {}
         self.outside: list[Link] = []
 
     def run(self) -> None:
@@ -116,7 +119,7 @@ class _Pass:
                         detail="no tool result in this project's transcripts names this file"
                                + ("" if has_log else f" (and session {f.session} has no transcript here)")))
                 continue
-            findings.extend(ev.failures.values())
+            findings.extend(_one_per_file(ev.failures))
             status: LinkStatus
             if ev.failures:
                 status = "mismatch"
@@ -129,7 +132,13 @@ class _Pass:
         for path, ev in self.evidence.items():
             if path in self.by_path:
                 continue
-            findings.extend(ev.failures.values())
+            findings.extend(_one_per_file(ev.failures))
+            if path in self.project.blocked or os.path.dirname(path) in self.project.blocked:
+                # Something is there that is not a file, or the dir could not be listed (already
+                # a finding): the notice is unverified, not expired.
+                self.report.links.append(Link(ev.transcript, ev.line, ev.session, ev.form, None, ev.named,
+                                              "unreadable", (), ev.notice, ev.references))
+                continue
             findings.append(finding(
                 "expired-locator", path=ev.transcript, line=ev.line, session=ev.session, locator=ev.named or path,
                 detail=f"the {ev.form} names a spill file that is gone (the notice remains)"
@@ -137,14 +146,6 @@ class _Pass:
             self.report.links.append(Link(ev.transcript, ev.line, ev.session, ev.form, None, ev.named, "expired",
                                           (), ev.notice, ev.references))
         self.report.links.extend(self.outside)
-
-    @property
-    def by_path(self) -> dict[str, SpillFile]:
-        cached: dict[str, SpillFile] | None = getattr(self, "_by_path", None)
-        if cached is None:
-            cached = {f.path: f for f in self.project.files}
-            self._by_path = cached
-        return cached
 
     # -- reading a transcript ------------------------------------------------------------
 
@@ -187,11 +188,15 @@ class _Pass:
                 continue
             btype = block.get("type")
             if btype == "tool_result":
+                calls = self.pending.pop(block.get("tool_use_id"), None)  # type: ignore[arg-type]
+                if calls is not None and block.get("is_error") is not True:
+                    for text in calls:
+                        self._mention(text, t, line, session)
                 self._result(_text_of(block.get("content")), block.get("tool_use_id"), tur, t, line, session, None)
-            elif btype == "tool_use" and kind == "assistant":
-                for s in _strings(block.get("input")):
-                    if TOOL_RESULTS in s:
-                        self._mention(s, t, line, session)
+            elif btype == "tool_use" and kind == "assistant" and isinstance(block.get("id"), str):
+                named = [s for s in _strings(block.get("input")) if TOOL_RESULTS in s]
+                if named:
+                    self.pending[block["id"]] = named
 
     # -- one record naming a file -------------------------------------------------------
 
@@ -210,6 +215,8 @@ class _Pass:
             ev = self.evidence[path] = _Evidence(t.path, line, session, form, named, notice)
             return ev
         ev.references += 1
+        if ev.named is None:
+            ev.named = named
         if _STRENGTH[form] > _STRENGTH[ev.form]:  # show the notice, not the id-only record
             ev.transcript, ev.line, ev.session, ev.form, ev.named, ev.notice = t.path, line, session, form, named, notice
         return ev
@@ -321,12 +328,22 @@ class _Pass:
                            f"persistedOutputSize is {size} bytes; the file has {f.size}")
 
     def _mention(self, text: str, t: Transcript, line: int, session: str | None) -> None:
+        """A tool call that named a spill file's path and did not fail (the model read its spill
+        back): the file existed then, so one that is gone now has expired."""
         for m in re.finditer(r"[^\s\"'`]*tool-results[\\/][^\s\"'`]+", text):
             target = self._resolve(m.group(0))
-            if target is not None and (target in self.by_path or target in self.evidence):
-                # A mention never *creates* an expectation (the model may guess a path): it only
-                # names a file that exists or that a notice already named.
+            if target is not None:
                 self._evidence(target, t, line, session, "mention", m.group(0), "")
+
+
+def _one_per_file(failures: dict[str, Finding]) -> list[Finding]:
+    """One fault, one finding: the first check that failed (in the order they run: prefix,
+    size label, bytes), naming the others it also broke (a changed byte in the preview breaks
+    the prefix and the full copy)."""
+    if len(failures) <= 1:
+        return list(failures.values())
+    first, *rest = failures.values()
+    return [replace(first, detail=f"{first.detail} (also failed: {', '.join(f.code for f in rest)})")]
 
 
 def _text_of(content: object) -> str | None:
