@@ -84,7 +84,9 @@ class LocalStorage(Storage):
     """A directory (see the module docstring)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        super().__init__(os.path.abspath(os.fspath(root)))
+        #: The path as it was given: what a message names (the user's words, not ours).
+        self.given = os.fspath(root)
+        super().__init__(os.path.abspath(self.given))
 
     @property
     def tree(self) -> str:
@@ -94,7 +96,7 @@ class LocalStorage(Storage):
         return LocalStorage(os.path.realpath(self.root)) if os.path.islink(self.root) else self
 
     def problem(self) -> RootProblem | None:
-        return directory_problem(self.root)
+        return directory_problem(self.given)
 
     def describe_error(self, exc: BaseException) -> str:
         return exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)

@@ -192,13 +192,13 @@ def describe(exc: BaseException, timeout: float | None = None) -> str:
     return text
 
 
-def os_error(exc: BaseException, url: str) -> OSError:
+def os_error(exc: BaseException, url: str, timeout: float | None = None) -> OSError:
     """The ``OSError`` an S3 failure stands for (``FileNotFoundError`` for a missing key)."""
     if is_not_found(exc) or error_code(exc) in _MISSING_BUCKET:
         return FileNotFoundError(errno.ENOENT, "no such object (expired or never written)", url)
     if error_code(exc) in ("AccessDenied", "403"):
-        return PermissionError(errno.EACCES, f"access denied: {describe(exc)}", url)
-    return OSError(errno.EIO, describe(exc), url)
+        return PermissionError(errno.EACCES, f"access denied: {describe(exc, timeout)}", url)
+    return OSError(errno.EIO, describe(exc, timeout), url)
 
 
 class S3Storage(Storage):
@@ -246,18 +246,18 @@ class S3Storage(Storage):
         return describe(exc, self.timeout)
 
     def open_reader(self, path: str) -> S3Reader:
-        return S3Reader(path, self.client)
+        return S3Reader(path, self.client, self.timeout)
 
     def open_stream(self, path: str, buffering: int = 1 << 20) -> BinaryIO:
-        return io.BufferedReader(_ObjectStream(path, self.client), buffer_size=buffering)
+        return io.BufferedReader(_ObjectStream(path, self.client, self.timeout), buffer_size=buffering)
 
     def open_sized(self, path: str, buffering: int = 1 << 20) -> tuple[BinaryIO, int]:
-        raw = _ObjectStream(path, self.client)
+        raw = _ObjectStream(path, self.client, self.timeout)
         size = raw.size if raw.size is not None else self.size(path)
         return io.BufferedReader(raw, buffer_size=buffering), size
 
     def size(self, path: str) -> int:
-        return _head_size(self.client, path)
+        return _head_size(self.client, path, self.timeout)
 
     def resolve(self, locator: str) -> tuple[str | None, str]:
         if not locator.startswith(SCHEME):
@@ -274,14 +274,14 @@ class S3Storage(Storage):
         return 3 * self.timeout + 5.0
 
 
-def _head_size(client: Any, url: str) -> int:
+def _head_size(client: Any, url: str, timeout: float | None) -> int:
     bucket, key = _split(url)
     try:
         return int(client.head_object(Bucket=bucket, Key=key)["ContentLength"])
     except ImportError:
         raise
     except Exception as exc:
-        raise os_error(exc, url) from None
+        raise os_error(exc, url, timeout) from None
 
 
 class S3Reader:
@@ -290,10 +290,11 @@ class S3Reader:
     Bytes that a stream of the same object still holds (its first MiBs, its recent
     window) are served from there: the reader's first screen needs no request of its own."""
 
-    def __init__(self, url: str, client: Any) -> None:
+    def __init__(self, url: str, client: Any, timeout: float | None = None) -> None:
         self.url = url
         self.bucket, self.key = _split(url)
         self.client = client
+        self.timeout = timeout
 
     def pread(self, size: int, offset: int) -> bytes:
         if size <= 0:
@@ -315,7 +316,7 @@ class S3Reader:
         except Exception as exc:
             if error_code(exc) in ("InvalidRange", "416"):
                 return b""  # at or past the end, as pread gives
-            raise os_error(exc, self.url) from None
+            raise os_error(exc, self.url, self.timeout) from None
 
     def close(self) -> None:
         pass
@@ -331,10 +332,11 @@ class _ObjectStream(io.RawIOBase):
     WINDOW = 4 << 20
     HEAD = 4 << 20
 
-    def __init__(self, url: str, client: Any) -> None:
+    def __init__(self, url: str, client: Any, timeout: float | None = None) -> None:
         self.url = url
         self.bucket, self.key = _split(url)
         self.client = client
+        self.timeout = timeout
         self.pos = 0
         self.body: Any = None
         self.body_pos = 0
@@ -359,7 +361,7 @@ class _ObjectStream(io.RawIOBase):
                 self.body = io.BytesIO(b"")  # at or past the end
                 self.body_pos = offset
                 return
-            raise os_error(exc, self.url) from None
+            raise os_error(exc, self.url, self.timeout) from None
         self.body = response["Body"]
         total = str(response.get("ContentRange", "")).rpartition("/")[2]
         if total.isdigit():
@@ -382,7 +384,7 @@ class _ObjectStream(io.RawIOBase):
             offset += self.pos
         elif whence == 2:
             if self.size is None:
-                self.size = _head_size(self.client, self.url)
+                self.size = _head_size(self.client, self.url, self.timeout)
             offset += self.size
         if offset < 0:
             raise OSError(errno.EINVAL, "negative seek position", self.url)
@@ -425,7 +427,7 @@ class _ObjectStream(io.RawIOBase):
         try:
             data = self.body.read(want)
         except Exception as exc:
-            raise os_error(exc, self.url) from None
+            raise os_error(exc, self.url, self.timeout) from None
         n = len(data)
         buffer[:n] = data
         with self.lock:

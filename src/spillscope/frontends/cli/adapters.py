@@ -18,9 +18,11 @@ from .output import write_json
 def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
     from .cat import CatError, cat  # here: `ls` and `verify` need none of it
 
-    open_root(args.artifact, "cat", timeout=args.timeout, check=False)  # a scheme cat cannot read is refused by name
+    store = open_root(args.artifact, "cat", timeout=args.timeout, check=False)  # a scheme cat cannot read is refused by name
+    # An object is named as its store names it (S3://b/k is s3://b/k); a path as it was given.
+    artifact = args.artifact if store.tree is not None else store.root
     try:
-        return cat(args.artifact, out, message=args.message, as_json=args.json, raw=args.raw,
+        return cat(artifact, out, message=args.message, as_json=args.json, raw=args.raw,
                    max_line_bytes=args.max_line_bytes)
     except CatError as exc:
         raise UsageError(str(exc)) from None
