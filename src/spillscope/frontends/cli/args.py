@@ -1,8 +1,8 @@
 """The command line's argument types and checks: durations, counts, ports, ``--fail-on`` and roots.
 
 A root argument becomes a :class:`~spillscope.storage.Storage` here (:func:`open_root`), through
-the one registry that decides what a path or URL is; which kinds each command takes is
-:data:`SUPPORTS`, so a command that cannot take a URL refuses it by name instead of reading
+the one registry that decides what a path or URL is; what takes local directories only is
+:data:`LOCAL_ONLY`, so a command that cannot take a URL refuses it by name instead of reading
 it as a local path.
 
 Separate so the parser (main.py) and every command share one definition of a valid value
@@ -92,13 +92,10 @@ def add_timeout(sp: argparse.ArgumentParser) -> None:
                          "(default 15, or SPILLSCOPE_S3_TIMEOUT)")
 
 
-#: The kinds of store each command takes. prune deletes what the local sweep may delete;
-#: demo writes a directory; the S3 backend's own sweep is not the inspector's to run.
-SUPPORTS: dict[str, tuple[str, ...]] = {
-    "ls": ("local", "s3"), "verify": ("local", "s3"), "grep": ("local", "s3"), "cat": ("local", "s3"),
-    "watch": ("local", "s3"), "tui": ("local", "s3"), "serve": ("local", "s3"),
-    "stats": ("local", "s3"), "prune": ("local",), "demo": ("local",), "--logs": ("local",),
-}
+#: What takes a local directory only; every other command reads any registered store.
+#: prune deletes what the local sweep may delete (the S3 backend has no sweep of its own to
+#: mirror), demo writes a directory, and session logs are local files.
+LOCAL_ONLY = frozenset({"prune", "demo", "--logs"})
 
 
 def open_root(text: str, command: str, *, timeout: float | None = None, check: bool = True) -> Storage:
@@ -109,7 +106,7 @@ def open_root(text: str, command: str, *, timeout: float | None = None, check: b
     try:
         if timeout is not None:
             set_request_timeout(timeout)
-        store = open_storage(text, command=command, supports=SUPPORTS[command])
+        store = open_storage(text, command=command, supports=("local",) if command in LOCAL_ONLY else None)
     except (UnsupportedRoot, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if check:
