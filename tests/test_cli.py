@@ -57,7 +57,9 @@ def test_ls_json_shape(demo):
 def test_ls_human_table(demo):
     out = run("ls", str(demo.root), "--logs", str(demo.logs), check=True).stdout.decode()
     assert "demo-tools" in out and "session-reference-transcript" in out and "expired-locator" in out
-    assert "(3 sessions, 5 artifacts)" in out and "  1 artifact  0700" in out and "  0 artifacts  0700" in out
+    total = sum(p.stat().st_size for p in demo.root.glob("session-*/*"))
+    assert f"(3 sessions, 5 artifacts, {human_size(total)})" in out
+    assert re.search(r"  1 artifact  [0-9.]+ KiB  0700", out) and "  0 artifacts  0 B  0700" in out
     assert re.search(r"-pytest\.txt  \[orphan-artifact\]\n", out)
 
 
@@ -378,6 +380,7 @@ def test_watch_reports_added_modified_deleted(tmp_path):
         new = session / "abcdefabcdef-bash.txt"
         new.write_text("first")
         ev = watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "added")
+        assert ev.pop("time").endswith("Z")  # when it was seen (tests/test_watch.py checks the format)
         assert ev == {"event": "added", "path": str(new), "session": session.name, "kind": "tool-output"}
         time.sleep(0.2)
         with open(new, "a") as f:

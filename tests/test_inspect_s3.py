@@ -79,7 +79,7 @@ def test_ls_is_the_same_as_the_local_copy(uploaded):
     remote = _json(run("ls", url, "--logs", str(logs), "--rebase", str(root), "--json", env=reader_env()))
     assert _relative(remote, str(root), url) == _relative(local, str(root), url)
     human = run("ls", url, env=reader_env())
-    assert human.returncode == 0 and human.stdout.decode().startswith(f"{url}  (7 sessions, 17 artifacts)")
+    assert human.returncode == 0 and human.stdout.decode().startswith(f"{url}  (7 sessions, 17 artifacts, ")
 
 
 def test_verify_is_the_same_with_rebase_from_the_local_root(uploaded):

@@ -19,7 +19,7 @@ import sys
 from typing import TextIO
 
 from ... import __version__
-from .args import MAX_COUNT, UsageError, parse_duration, parse_fail_on, port_number, positive_int
+from .args import MAX_COUNT, UsageError, finding_code, parse_duration, parse_fail_on, port_number, positive_int
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
 from .stats import cmd_stats
@@ -28,6 +28,7 @@ from .progress import SettingError
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...inspect.listing import SORTS
 from ...inspect.stats.model import TABLES
 
 __all__ = [
@@ -55,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
     common(sp)
+    sp.add_argument("--sort", choices=SORTS, default="name", help="size: largest first; age: oldest first (default name)")
+    sp.add_argument("--session", metavar="ID", help="only this session (its id, dir name or 12-hex hash)")
+    sp.add_argument("--kind", choices=("tool-output", "session-reference-transcript", "unknown"), help="only artifacts of this kind")
+    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION", help="only artifacts strictly older than this (e.g. 7d)")
+    sp.add_argument("--finding", type=finding_code, metavar="CODE", help="only artifacts with this finding code (e.g. orphan-artifact)")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_ls)
 

@@ -52,7 +52,7 @@ class StatsBuilder:
         counters = self.sessions.get(dir_name)
         if counters is None:
             counters = self.sessions[dir_name] = _counters()
-        if session_id is not None or project is not None or dir_name not in self.meta:
+        if session_id is not None or project is not None or agent is not None:  # else the default: not stored
             old = self.meta.get(dir_name, (None, self.agent, None))
             self.meta[dir_name] = (session_id or old[0], agent or old[1], project or old[2])
         return counters
@@ -109,9 +109,8 @@ class StatsBuilder:
     def merge(self, other: StatsBuilder) -> None:
         """Add ``other``'s counts (a walk of another part of the same root) into this one."""
         for name, counters in other.sessions.items():
-            if name not in self.sessions:  # the common case: each part walked its own dirs
+            if name not in self.sessions and name not in other.meta:  # the common case: each part walked its own dirs
                 self.sessions[name] = counters
-                self.meta.setdefault(name, other.meta.get(name, (None, self.agent, None)))
                 continue
             mine = self.session(name, *other.meta.get(name, (None, None, None)))
             _add(mine, counters)

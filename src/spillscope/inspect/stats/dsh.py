@@ -35,6 +35,7 @@ from ...spill.expiry_rule import DEFAULT_CLEANUP_PERIOD_DAYS
 from ...spill.naming import session_dir_name
 from ...spill.replay import normalized_name
 from ...util.fs import is_remote, normalize_root
+from ...util.gcpause import acyclic
 from ..expiry import SweepForecast
 from ..findings import Finding
 from ..locate import resolve_locator
@@ -267,6 +268,12 @@ def dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None 
 
     ``retention_seconds`` is the store's ``cleanup_period_days`` (default 30 days);
     ``now`` the moment the sweep is forecast for (default: now)."""
+    with acyclic():  # a counter list per session: the cyclic GC would re-walk them all, again and again
+        return _dsh_stats(root, logs, top, retention_seconds, now, rebase, workers, progress)
+
+
+def _dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None, top: int, retention_seconds: float,
+               now: float | None, rebase: str | None, workers: int | None, progress: ProgressFn | None) -> Stats:
     global _STATE
     root = normalize_root(root)
     now = time.time() if now is None else now
