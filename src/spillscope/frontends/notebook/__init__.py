@@ -14,7 +14,8 @@ from .reference import Reference
 from .render import esc
 from .search import SearchResults
 from .session import Session
+from .stats import StatsView
 from .transcript import COLLAPSE_CHARS, TranscriptView
 
-__all__ = ["COLLAPSE_CHARS", "Findings", "Inspector", "Reference", "SearchResults", "Session",
+__all__ = ["COLLAPSE_CHARS", "Findings", "Inspector", "Reference", "SearchResults", "Session", "StatsView",
            "TranscriptView", "esc", "open"]

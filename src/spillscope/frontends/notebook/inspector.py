@@ -24,6 +24,7 @@ from .reference import Reference
 from .render import _badges, _wrap, esc
 from .search import SearchResults
 from .session import Session
+from .stats import StatsView
 from .transcript import TranscriptView
 
 class Inspector:
@@ -89,6 +90,15 @@ class Inspector:
     def verify(self) -> Findings:
         """Rescan and return the findings (worst first)."""
         return self.refresh().findings()
+
+    def stats(self, table: str = "sessions", *, top: int = 10) -> StatsView:
+        """Where the root's bytes are (what ``spillscope stats`` reports): the ``table``
+        (sessions unless asked) with ``to_records``/``to_pandas``/``to_arrow``, and charts.
+        The sweep is forecast at this inspector's ``retention_seconds`` (default 30 days)."""
+        from ...inspect.stats.dsh import DEFAULT_RETENTION_SECONDS, dsh_stats
+
+        retention = self.retention_seconds if self.retention_seconds is not None else DEFAULT_RETENTION_SECONDS
+        return StatsView(dsh_stats(self.root, self.logs, top=top, retention_seconds=retention, rebase=self.rebase), table)
 
     def to_records(self) -> list[dict[str, Any]]:
         return [r for s in self.sessions for r in s.to_records()]
