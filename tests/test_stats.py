@@ -329,3 +329,26 @@ def test_ls_filters(tree):
     assert {f["code"] for f in orphans["findings"]} == {"orphan-artifact"}
     bad = run("ls", str(root), "--finding", "no-such-code")
     assert bad.returncode == 2 and "unknown finding code" in bad.stderr
+
+
+# --- another agent through its dialect's report ---------------------------------------------
+
+def test_claude_code_projects_through_the_dialect(tmp_path):
+    from spillscope.dialects import Options, get
+
+    projects = tmp_path / "projects"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude" / "projects", projects)
+    old = NOW - 45 * DAY  # past Claude Code's default cleanupPeriodDays (30)
+    for p in projects.rglob("*"):
+        os.utime(p, (old, old), follow_symlinks=False)
+    proc = run("stats", str(projects), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    spills = [p for p in projects.rglob("tool-results/*")]
+    assert data["agents"][0]["agent"] == "claude"
+    assert (data["totals"]["files"], data["totals"]["bytes"]) == (len(spills), sum(p.lstat().st_size for p in spills))
+    assert {p["project"] for p in data["projects"]} == {d.name for d in projects.iterdir()}
+    report = get("claude").inspect(str(projects), Options(now=time.time(), check_content=False))
+    assert sorted(c["path"] for c in data["sweep"]["candidates"]) == sorted(report.past_retention)
+    assert data["sweep"]["files"] == len(report.past_retention) > len(spills)  # transcripts are swept too
+    assert run("stats", str(projects), "--agent", "nobody").returncode == 2

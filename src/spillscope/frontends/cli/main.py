@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("stats", help="where the bytes are: totals by session, tool, kind and day; what the sweep deletes next")
     common(sp)
     sp.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest sessions and files listed (default 10)")
-    sp.add_argument("--retention", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
-                    help="the store's cleanup period the sweep forecast uses (default 30d, as cleanup_period_days)")
+    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                    help="the cleanup period the sweep forecast uses (default: the agent's own; dsh 30d)")
+    sp.add_argument("--agent", metavar="NAME", help="whose layout the tree is (default: detected)")
     sp.add_argument("--table", choices=TABLES, help="only this table (with --csv: which table; default sessions)")
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--csv", action="store_true", help="one table as CSV (see --table)")

@@ -24,6 +24,8 @@ from .progress import Progress
 
 #: ``--csv`` without ``--table``: one row per session, the table most views start from.
 DEFAULT_CSV_TABLE = "sessions"
+#: The dsh store's default cleanup period (cleanup_period_days = 30), for the forecast.
+DSH_RETENTION = 30 * 86400.0
 #: The human view lists at most this many days (the newest); ``--json`` and ``--csv`` have all.
 HUMAN_DAYS = 14
 
@@ -37,11 +39,24 @@ def run_stats(args: argparse.Namespace) -> Stats:
     check_root(args.root)
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
+    from ...dialects import DialectError, Options, detect, get
     from ...inspect.stats.dsh import dsh_stats
 
-    with Progress() as progress:
-        return dsh_stats(args.root, args.logs, top=args.top, retention_seconds=args.retention,
-                         rebase=args.rebase, progress=progress)
+    try:
+        dialect = get(args.agent) if args.agent else detect(args.root, hint_logs=args.logs is not None)
+    except DialectError as exc:
+        raise UsageError(str(exc)) from None
+    if dialect.name == "dsh":  # the streaming walk: 100k sessions in bounded memory
+        with Progress() as progress:
+            return dsh_stats(args.root, args.logs, top=args.top, retention_seconds=args.retention or DSH_RETENTION,
+                             rebase=args.rebase, progress=progress)
+    from ...dialects.stats import report_stats
+
+    now = time.time()
+    # Names, sizes and links, no content compared: the agent's own rule forecasts the sweep
+    # unless --retention overrides it.
+    report = dialect.inspect(args.root, Options(now=now, retention_seconds=args.retention, check_content=False))
+    return report_stats(report, top=args.top, now=now)
 
 
 def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
@@ -71,6 +86,9 @@ def _grid(out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], right
         parts = [v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))]
         return "  " + "  ".join(parts).rstrip() + "\n"
 
+    if not rows:
+        out.write("  (none)\n")
+        return
     out.write(line(head))
     out.writelines(line(r) for r in rows)
 
