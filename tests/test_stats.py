@@ -352,3 +352,14 @@ def test_claude_code_projects_through_the_dialect(tmp_path):
     assert sorted(c["path"] for c in data["sweep"]["candidates"]) == sorted(report.past_retention)
     assert data["sweep"]["files"] == len(report.past_retention) > len(spills)  # transcripts are swept too
     assert run("stats", str(projects), "--agent", "nobody").returncode == 2
+
+
+def test_ages_count_back_from_now(tmp_path):
+    root = tmp_path / "root"
+    d = root / session_dir_name("a")
+    for i, (age, size) in enumerate([(0.25, 10), (1.5, 20), (1.6, 5), (2.75, 40), (40.5, 80)]):
+        plant(d / f"{i:012x}-bash.txt", age, size)
+    s = dsh_stats(root, now=NOW)
+    # Ages in whole days, each within half an hour of the file's own (none is that near an edge).
+    assert {a.days: a.bytes for a in s.ages} == {0: 10, 1: 25, 2: 40, 40: 80}
+    assert sum(d.bytes for d in s.days) == 155

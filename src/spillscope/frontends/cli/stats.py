@@ -112,8 +112,8 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
                   f"{t.notices:,} notices omitted {size(t.omitted_bytes)}{'+' if t.omitted_unknown else ''} "
                   f"and {t.omitted_messages:,} messages; {count(t.findings, 'finding')}\n")
     for name in shown:
-        if name in ("totals", "sessions") and not only:
-            continue  # the header line says the totals; every session is a long table (--table sessions)
+        if name in ("totals", "sessions", "ages") and not only:
+            continue  # the header says the totals; every session (--table sessions) and ages (by day, counted back) are asked for
         table = stats.table(name)
         out.write(f"\n{_TITLES[name]}\n")
         if name in ("totals", "agents", "projects", "kinds", "tools"):
@@ -125,6 +125,8 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
             peak = max((d[2] for d in days), default=0)
             _grid(out, ["day (UTC)", "files", "size", ""],
                   [[d[0], f"{d[1]:,}", size(d[2]), "█" * (round(20 * d[2] / peak) if peak else 0)] for d in days], {1, 2})
+        elif name == "ages":
+            _grid(out, ["age (days)", "files", "size"], [[str(a), f"{n:,}", size(b)] for a, n, b in table.rows], {0, 1, 2})
         elif name == "findings":
             _grid(out, ["code", "severity", "count"], [[c, s, f"{n:,}"] for c, s, n in table.rows], {2})
         elif name in ("sessions", "top-sessions"):
@@ -159,7 +161,7 @@ def _write_sweep(stats: Stats, out: TextIO) -> None:
 
 _TITLES: dict[str, str] = {
     "totals": "Totals", "agents": "By agent", "projects": "By project", "kinds": "By kind", "tools": "By tool",
-    "days": "Spill volume by day", "findings": "Findings", "sessions": "Sessions",
+    "days": "Spill volume by day", "ages": "Spill volume by age", "findings": "Findings", "sessions": "Sessions",
     "top-sessions": "Largest sessions", "top-files": "Largest files", "sweep": "What the sweep deletes next",
 }
 

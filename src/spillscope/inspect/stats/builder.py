@@ -14,10 +14,11 @@ import time
 from typing import Any
 
 from ..findings import CODES
-from .model import (DayVolume, FileSize, FindingCount, SessionTotals, Slice, Stats, SweepCandidate, SweepOutlook,
+from .model import (AgeVolume, DayVolume, FileSize, FindingCount, SessionTotals, Slice, Stats, SweepCandidate, SweepOutlook,
                     Totals)
 
 _DAY = 86400
+_HOUR = 3600
 # Positions in a counter list: the seven totals, then (sessions only) oldest and newest mtime.
 FILES, BYTES, NOTICES, OMITTED_BYTES, OMITTED_MESSAGES, OMITTED_UNKNOWN, FINDINGS, OLDEST, NEWEST = range(9)
 
@@ -37,8 +38,9 @@ class StatsBuilder:
         self.meta: dict[str, tuple[str | None, str, str | None]] = {}
         #: (kind, tool) → [files, bytes, findings]: one dict step per file for both tables
         self.classes: dict[tuple[str, str | None], list[int]] = {}
-        #: day number (UTC days since the epoch) → [files, bytes]
-        self.days: dict[int, list[int]] = {}
+        #: hour number (UTC hours since the epoch) → [files, bytes]: fine enough for both
+        #: calendar days and ages in whole days measured from ``now`` (known only at the end)
+        self.hours: dict[int, list[int]] = {}
         self.codes: dict[str, int] = {}
         #: the largest files as a min-heap of (size, path, session dir, kind, tool, mtime)
         self.heap: list[tuple[int, str, str, str, str | None, float]] = []
@@ -70,11 +72,11 @@ class StatsBuilder:
             c = self.classes[(kind, tool)] = [0, 0, 0]
         c[0] += 1
         c[1] += size
-        day = self.days.get(int(mtime // _DAY))
-        if day is None:
-            day = self.days[int(mtime // _DAY)] = [0, 0]
-        day[0] += 1
-        day[1] += size
+        hour = self.hours.get(int(mtime // _HOUR))
+        if hour is None:
+            hour = self.hours[int(mtime // _HOUR)] = [0, 0]
+        hour[0] += 1
+        hour[1] += size
         heap = self.heap
         if len(heap) < self.top:
             heapq.heappush(heap, (size, path, session_dir, kind, tool, mtime))
@@ -122,8 +124,8 @@ class StatsBuilder:
             c[0] += files
             c[1] += size
             c[2] += found
-        for day, (files, size) in other.days.items():
-            d = self.days.setdefault(day, [0, 0])
+        for hour, (files, size) in other.hours.items():
+            d = self.hours.setdefault(hour, [0, 0])
             d[0] += files
             d[1] += size
         for code, n in other.codes.items():
@@ -148,8 +150,17 @@ class StatsBuilder:
             by_project.setdefault(project if project is not None else "(unknown)", []).append(c)
         if self.loose_findings:
             by_agent.setdefault(self.agent, []).append(_loose(self.loose_findings))
+        by_day: dict[int, list[int]] = {}
+        by_age: dict[int, list[int]] = {}
+        for hour, (files, size) in self.hours.items():
+            # An hour's files are aged from its middle: within half an hour of each one's own age.
+            for key, into in ((hour * _HOUR // _DAY, by_day), (max(0, int((now - hour * _HOUR - _HOUR / 2) // _DAY)), by_age)):
+                d = into.setdefault(key, [0, 0])
+                d[0] += files
+                d[1] += size
         days = tuple(DayVolume(time.strftime("%Y-%m-%d", time.gmtime(day * _DAY)), files, size)
-                     for day, (files, size) in sorted(self.days.items()))
+                     for day, (files, size) in sorted(by_day.items()))
+        ages = tuple(AgeVolume(age, files, size) for age, (files, size) in sorted(by_age.items()))
         top_files = tuple(FileSize(path, sdir, kind, tool, size, mtime)
                           for size, path, sdir, kind, tool, mtime in sorted(self.heap, key=lambda h: (-h[0], h[1])))
         findings = tuple(FindingCount(code, CODES[code][0] if code in CODES else "info", n)
@@ -166,7 +177,7 @@ class StatsBuilder:
                                tuple(sorted(self.candidates, key=lambda c: (c.mtime, c.path))))
         return Stats(root, now, logs, self.top, totals, _slices(by_agent), _slices(by_project),
                      _slices(kinds), _slices(tools),
-                     days, findings, sessions, top_files, outlook)
+                     days, ages, findings, sessions, top_files, outlook)
 
 
 def _add(into: list[Any], counters: list[Any]) -> None:

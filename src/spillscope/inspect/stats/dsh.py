@@ -166,7 +166,7 @@ def _fold_dir(b: StatsBuilder, spec: SessionSpec, forecast: SweepForecast | None
     session, found, entries = open_session_dir(*spec)
     name = session.name
     counters = b.session(name)
-    classes, days, heap, top = b.classes, b.days, b.heap, b.top
+    classes, hours, heap, top = b.classes, b.hours, b.heap, b.top
     cut = forecast.cutoff / 1000 + 1e-5 if forecast is not None else float("-inf")
     files = total = 0
     oldest, newest = counters[OLDEST], counters[NEWEST]
@@ -196,10 +196,10 @@ def _fold_dir(b: StatsBuilder, spec: SessionSpec, forecast: SweepForecast | None
                         c = classes[key] = [0, 0, 0]
                     c[0] += 1
                     c[1] += size
-                    day_key = int(mtime // 86400)
-                    d = days.get(day_key)
+                    hour_key = int(mtime // 3600)
+                    d = hours.get(hour_key)
                     if d is None:
-                        d = days[day_key] = [0, 0]
+                        d = hours[hour_key] = [0, 0]
                     d[0] += 1
                     d[1] += size
                     if len(heap) < top:
