@@ -113,6 +113,7 @@ def main() -> int:
     shots = [(name, view, SIZE) for name, view in VIEWS.items()]
     # A small terminal too: the preview stacks above its notice.
     shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
+    shots.append(("stats-80x24", VIEWS["stats"], (80, 24)))  # the charts on a small terminal
     for name, view, size in shots:
         svg = asyncio.run(shoot(name, view, size))
         png = to_png(svg)

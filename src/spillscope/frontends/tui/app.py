@@ -62,6 +62,7 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         Binding("p", "toggle_pause", "Pause watch"),
         Binding("r", "refresh", "Rescan"),
         Binding("s", "search_root", "Search all", show=False),
+        Binding("t", "stats", "Stats", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
@@ -304,6 +305,12 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
 
         self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
 
+    def action_stats(self) -> None:
+        from .stats import StatsScreen
+
+        if not isinstance(self.screen, StatsScreen):
+            self.push_screen(StatsScreen(self.root_path, self.logs_path, self.rebase))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The browse's filters act on the browse: over search-all or the reader they would
         # change a tree nobody sees (and the footer would offer "/ Filter" where / searches).
@@ -328,6 +335,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         for code in CODES:
             yield SystemCommand(f"Filter: {code}", CODES[code][1], lambda c=code: self.set_code_filter(c))
         yield SystemCommand("Search the whole root", "Exact search of every transcript and tool output", self.action_search_root)
+        yield SystemCommand("Stats: where the bytes are", "Totals, the next sweep, and charts by age, session and finding",
+                            self.action_stats)
         yield SystemCommand("Help", "Keys and conventions", self.action_help)
 
 
