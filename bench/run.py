@@ -85,6 +85,14 @@ def bench_transcript(tmp: Path, size: int) -> None:
     path.unlink()
 
 
+def bare_walk(root: Path) -> None:
+    """The baseline of every listing: each session dir listed, each entry ``lstat``'ed."""
+    for d in os.scandir(root):
+        os.lstat(d.path)
+        for f in os.scandir(d.path):
+            f.stat(follow_symlinks=False)
+
+
 def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     from spillscope.inspect.listing import listing_json
 
@@ -93,10 +101,7 @@ def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     print(f"\n== ls over {count} artifacts in {dirs} session dirs ==")
 
     def baseline() -> None:
-        for d in os.scandir(root):
-            os.lstat(d.path)
-            for f in os.scandir(d.path):
-                f.stat(follow_symlinks=False)
+        bare_walk(root)
 
     def ours() -> None:
         # What `spillscope ls ROOT --json` runs (workers on a wide root).
@@ -132,15 +137,9 @@ def bench_stats(tmp: Path, sessions: int, per_dir: int) -> None:
     count = write_wide_root(root, sessions, per_dir)
     print(f"\n== stats over {sessions} sessions, {count} files ==  (load {os.getloadavg()[0]:.2f})")
 
-    def baseline() -> None:
-        for d in os.scandir(root):
-            os.lstat(d.path)
-            for f in os.scandir(d.path):
-                f.stat(follow_symlinks=False)
-
     base = stats = float("inf")
     for _ in range(3):  # alternate, so a slow spell of the machine lands on both sides
-        base = min(base, timed(baseline))
+        base = min(base, timed(lambda: bare_walk(root)))
         stats = min(stats, timed(lambda: dsh_stats(str(root))))
     report("baseline: os.scandir + lstat walk", base, base)
     report("stats (walk, fold, sweep forecast)", stats, base, None,

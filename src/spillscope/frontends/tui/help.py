@@ -15,7 +15,8 @@ HELP = """\
 
 **Browse** — `↑`/`↓` move, `Enter` opens a reference's transcript or an artifact,
 `/` filters the tree by text, `s` searches the exact text of the whole root, `f` cycles the finding filter, `p` pauses the live watch,
-`r` rescans, `ctrl+p` opens the command palette (themes too), `q` quits.
+`r` rescans, `t` shows where the bytes are (stats and charts), `o` orders the tree by name, size or age,
+`ctrl+p` opens the command palette (themes too), `q` quits.
 
 **Reader** — `n`/`N` next/previous message, `g` go to (`m 3`, `l 120`, `b 5000`,
 `c 100000`, or a bare line number; past the end goes to the end, and says so), `w`
