@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, Union
 
 from ..util.fs import normalize_root
 from ..util.text import js_utf8, utf8_len
-from ..reference.check import (choose_split, common_prefix, common_suffix, digest_transcript, keep_bytes_for,
-                               retention_splits, seen_byte_ranges)
+from ..reference.check import digest_transcript, keep_bytes_for
+from ..reference.preview import choose_split, common_prefix, common_suffix, retention_splits, seen_byte_ranges
 from .search_pattern import REGEX_OVERLAP, Pattern, PatternError, matches_after
 from .search_records import MAX_HITS, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, _Located
 from .search_source import close_source, open_source, read_range, source_size
@@ -82,7 +82,7 @@ def tool_seen_ranges(path: str, preview: str, fork_gap: str | None = None,
                      omitted: int | None = None) -> list[tuple[int, int]]:
     """The byte ranges of a tool output that its notice's preview showed: a head and a
     tail (the preview is their concatenation, cut where the writer cut it -- see
-    :func:`~spillscope.reference.check.retention_splits`; ``omitted`` is the notice's
+    :func:`~spillscope.reference.preview.retention_splits`; ``omitted`` is the notice's
     count -- or ``head + fork_gap + tail``)."""
     if fork_gap is not None and fork_gap in preview:
         head_t, _, tail_t = preview.partition(fork_gap)
@@ -210,7 +210,7 @@ class _Target:
 
 def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
     from ..formats.transcript.reader import departs_from_title
-    from .verify import inspect_root
+    from .verify.inspection import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)
     # Only what makes an artifact (or a log's links) unsearchable concerns a search: also a

@@ -26,7 +26,7 @@ from .output import cell
 from .progress import SettingError
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 
 __all__ = [
     "MAX_COUNT", "UsageError", "build_parser", "cmd_cat", "cmd_demo", "cmd_grep", "cmd_ls", "cmd_prune", "cmd_serve",
