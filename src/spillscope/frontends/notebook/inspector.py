@@ -13,7 +13,8 @@ from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.verify.coverage import coverage, describe
 from ...inspect.findings import Finding
-from ...inspect.search import Pattern, SearchHit, search_root
+from ...inspect.search.pattern import Pattern
+from ...inspect.search.root import SearchHit, search_root
 from ...inspect.verify.inspection import Inspection, inspect_root
 from ...inspect.watch.root import awatch_root
 from ...inspect.watch.events import ChangeEvent
