@@ -104,7 +104,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
     raw where all is ASCII, escaped where anything is not; non-ASCII and lone surrogates
     are escaped)."""
     from spillscope.frontends.cli.output import CHUNK
-    from spillscope.inspect.listing import ascii_json
+    from spillscope.inspect.scan.listing import ascii_json
 
     sdir = tmp_path / "root" / "session-000000000001"
     sdir.mkdir(parents=True, mode=0o700)
@@ -131,7 +131,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
 
 def test_write_json_members_matches_ascii_json_at_every_chunk_size():
     from spillscope.frontends.cli.output import Chunked, write_json_members
-    from spillscope.inspect.listing import ascii_json
+    from spillscope.inspect.scan.listing import ascii_json
     import io
 
     texts = ["a", "\x7f", "\u00e9", "\ud800", "\n\"\\\x1b", "\U0001F600"]

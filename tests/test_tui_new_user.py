@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from spillscope.util.text import js_utf8
 from spillscope.frontends.demo import write_demo
-from spillscope.reference.check import MessageView
+from spillscope.reference.preview import MessageView
 from spillscope.reference.join import join_offset
 from spillscope.reference.retention import truncate_with_notice
 from spillscope.frontends.tui.app import SpillscopeApp

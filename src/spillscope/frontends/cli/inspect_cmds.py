@@ -15,20 +15,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..format import count, human_age, human_size
 from ...util.text import loads_exact
 from ...inspect.findings import SEVERITY_RANK, Finding
-from ...inspect.listing import listing, listing_json
+from ...inspect.scan.listing import listing, listing_json
 from .args import UsageError, check_root
 from .output import Chunked, cell, write_json, write_json_members
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
 
 def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
     check_root(args.root)
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
-    from ...inspect.verify import inspect_root
+    from ...inspect.verify.inspection import inspect_root
 
     with Progress() as progress:
         return inspect_root(args.root, args.logs, retention_seconds=getattr(args, "retention", None),
@@ -92,7 +92,7 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from ...inspect.coverage import coverage, describe
+    from ...inspect.verify.coverage import coverage, describe
 
     ins = _run_inspection(args, check_content=True)
     cov = coverage(ins)

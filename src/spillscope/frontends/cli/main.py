@@ -27,7 +27,7 @@ from .output import cell
 from .progress import SettingError
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...inspect.stats.model import TABLES
 
 __all__ = [

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.reactive import reactive
 
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
     _AppBase = App[None]
 else:

@@ -19,10 +19,10 @@ import os
 import threading
 from typing import Callable, Iterator
 
-from ..spill.s3 import error_code, parse_s3_url
-from .s3root import iter_objects
-from .scan import SESSION_DIR, classify_name
-from .watch_events import ChangeEvent, EventKind, Watcher
+from ...spill.s3 import error_code, parse_s3_url
+from ..s3root import iter_objects
+from ..scan.tree import SESSION_DIR, classify_name
+from .events import ChangeEvent, EventKind, Watcher
 
 POLL_SECONDS = 2.0
 

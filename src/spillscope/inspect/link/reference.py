@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..reference.check import check_notice, keep_bytes_for
-from ..formats.transcript.records import TranscriptError
-from ..spill.naming import session_dir_name
+from ...reference.check import check_notice, keep_bytes_for
+from ...formats.transcript.records import TranscriptError
+from ...spill.naming import session_dir_name
 from .blind import _Blind
-from .findings import finding
-from .links import ArtifactCheck, ReferenceLink
+from ..findings import finding
+from .records import ArtifactCheck, ReferenceLink
 from .locate import resolve_locator
-from .logs import ReferenceEntry
+from ..logs import ReferenceEntry
 from .replay import match_normalized, normalized_name
-from .scan import Artifact
-from .transcript_check import _Digests
+from ..scan.tree import Artifact
+from .transcripts import _Digests
 
 MAX_SAFE = 2**53 - 1
 

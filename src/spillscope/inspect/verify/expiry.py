@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from ..spill.expiry_rule import cutoff_ms, is_expired, node_mtime_ms
-from ..spill.trust import is_trusted_dir, resolve_root
-from .findings import Finding, finding
-from .scan import Artifact, RootScan
+from ...spill.expiry_rule import cutoff_ms, is_expired, node_mtime_ms
+from ...spill.trust import is_trusted_dir, resolve_root
+from ..findings import Finding, finding
+from ..scan.tree import Artifact, RootScan
 
 
 class SweepForecast:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..reference.check import Disagreement, Recomputed
-from .findings import Finding
-from .logs import ReferenceEntry, ToolSpillEntry
-from .scan import Artifact
+from ...reference.check import Disagreement, Recomputed
+from ..findings import Finding
+from ..logs import ReferenceEntry, ToolSpillEntry
+from ..scan.tree import Artifact
 
 LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "intact", "invalid", "normalized", "unverified"]
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
-from ..reference.check import digest_transcript, keep_bytes_for
-from ..formats.transcript.records import TranscriptError
-from .findings import finding
-from .links import ArtifactCheck
+from ...reference.check import digest_transcript, keep_bytes_for
+from ...formats.transcript.records import TranscriptError
+from ..findings import finding
+from .records import ArtifactCheck
 from .locate import resolve_locator
-from .logs import ReferenceEntry
-from .scan import Artifact, ProgressFn
+from ..logs import ReferenceEntry
+from ..scan.tree import Artifact, ProgressFn
 
 
 class _ByteMeter:

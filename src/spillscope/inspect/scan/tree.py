@@ -15,9 +15,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, NamedTuple
 
-from ..spill.naming import decode_segment
-from ..util.fs import file_type
-from .findings import Finding, finding
+from ...spill.naming import decode_segment
+from ...util.fs import file_type
+from ..findings import Finding, finding
 
 _NAME = operator.attrgetter("name")
 #: Every permission value as one shared int: ``st_mode & 0o7777`` makes a new int object
@@ -138,7 +138,7 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
 
 def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None, follow_root: bool = True) -> RootScan:
     if isinstance(root, str) and root.startswith("s3://"):
-        from .s3root import scan_s3_root  # the S3 root access (imports the client lazily)
+        from ..s3root import scan_s3_root  # the S3 root access (imports the client lazily)
 
         return scan_s3_root(root, progress=progress)
     root = os.path.abspath(os.fspath(root))

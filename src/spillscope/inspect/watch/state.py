@@ -4,7 +4,7 @@ Owns :class:`RootState` — the artifacts under a directory root as last seen, t
 session dirs' signatures (inode, mode, mtime) as of their last listing, and the cheap
 consistency check that re-lists whatever changed since — so that coalesced, reordered or lost
 OS notifications still end in a state that matches the disk. It is separate from
-:mod:`.watch_local` because it never waits on the OS watcher: it only lists and ``lstat``-s.
+:mod:`.local` because it never waits on the OS watcher: it only lists and ``lstat``-s.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import stat
 import time
 from typing import Callable, Iterable
 
-from .scan import SESSION_DIR, classify_name
-from .watch_events import ChangeEvent, EventKind
+from ..scan.tree import SESSION_DIR, classify_name
+from .events import ChangeEvent, EventKind
 
 __all__ = ["DirSig", "RootState"]
 

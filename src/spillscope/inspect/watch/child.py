@@ -1,6 +1,6 @@
 """The watch of a local root run in a child process, for a caller whose own process is busy.
 
-:func:`awatch_root_child` is :func:`.watch.awatch_root` with the watcher in a child
+:func:`awatch_root_child` is :func:`.root.awatch_root` with the watcher in a child
 process (``python -P -c …`` running :func:`_child` on ROOT): in the TUI the watcher
 thread waited for the GIL behind the interface and the verification, which roughly
 doubled its write→batch time under churn; in its own process it runs as
@@ -36,7 +36,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, AsyncGenerator, cast
 
-from .watch_events import ChangeEvent, EventKind, join_queued
+from .events import ChangeEvent, EventKind, join_queued
 
 __all__ = ["HEARTBEAT", "awatch_root_child"]
 
@@ -61,7 +61,7 @@ async def awatch_root_child(root: str | os.PathLike[str], *, initial: bool = Fal
     # user's json.py or asyncio.py beside them cannot shadow the standard library.
     package_parent = str(Path(__file__).resolve().parent.parent.parent)
     boot = (f"import sys; sys.path.append({package_parent!r}); "
-            "from spillscope.inspect.watch_child import _child; raise SystemExit(_child(sys.argv[1:]))")
+            "from spillscope.inspect.watch.child import _child; raise SystemExit(_child(sys.argv[1:]))")
     try:
         proc = subprocess.Popen(
             [sys.executable, "-P", "-c", boot, where, *(["--initial"] if initial else [])],
@@ -160,7 +160,7 @@ def _child(argv: list[str]) -> int:
     """The child: the watch's batches as JSON lines until stdin ends or SIGTERM."""
     import signal
 
-    from .watch import open_watcher
+    from .root import open_watcher
 
     root = argv[0]
     stop = threading.Event()

@@ -2,8 +2,8 @@
 
 Owns what every backend and every consumer shares — :class:`ChangeEvent`, :data:`EventKind`,
 :data:`STATUS_EVENTS`, :func:`root_problem` and the abstract :class:`Watcher` — so the
-backends (:mod:`.watch_local`, :mod:`.s3watch`) and :mod:`.livepatch` can import it without
-importing each other or :mod:`.watch` (which picks a backend), and no import cycle forms.
+backends (:mod:`.local`, :mod:`.s3`) and :mod:`.patch` can import it without
+importing each other or :mod:`.root` (which picks a backend), and no import cycle forms.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Iterator, Literal
 
-from .scan import ArtifactKind
+from ..scan.tree import ArtifactKind
 
 __all__ = ["STATUS_EVENTS", "ChangeEvent", "EventKind", "Watcher", "root_problem"]
 

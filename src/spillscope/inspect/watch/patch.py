@@ -24,12 +24,12 @@ from bisect import bisect_left
 from itertools import compress
 from typing import Iterable
 
-from ..spill.naming import session_dir_name
-from .findings import Finding, finding
-from .links import ReferenceLink, ToolSpillLink
-from .scan import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, lstat_artifact
-from .verify import Inspection
-from .watch_events import STATUS_EVENTS, ChangeEvent, root_problem
+from ...spill.naming import session_dir_name
+from ..findings import Finding, finding
+from ..link.records import ReferenceLink, ToolSpillLink
+from ..scan.tree import _NAME, SESSION_DIR, Artifact, RootScan, SessionDir, lstat_artifact
+from ..verify.inspection import Inspection
+from .events import STATUS_EVENTS, ChangeEvent, root_problem
 
 #: Findings a scan makes from ``lstat`` alone: redone for each path an event names.
 _SCAN_CODES = frozenset({"symlink", "unexpected-entry", "insecure-permissions", "unreadable"})

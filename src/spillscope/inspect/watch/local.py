@@ -3,10 +3,10 @@
 Owns the watch loop for a root on this machine: the root is followed *by its path* (every
 tick it is ``lstat``-ed: missing, a symlink or a file means ``root-missing``, another inode
 means ``root-replaced``); watchfiles only makes changes show fast, while what is reported is
-decided by :class:`~.watch_state.RootState`; a burst too big to settle path by path, or a
+decided by :class:`~.state.RootState`; a burst too big to settle path by path, or a
 failing OS watcher, means a full rescan, and while the OS watcher cannot run the root is
 polled and a ``stale`` event says why until ``live`` says changes are followed again.
-It is one backend beside :mod:`.s3watch`; :func:`.watch.open_watcher` picks between them.
+It is one backend beside :mod:`.s3`; :func:`.root.open_watcher` picks between them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Generator, Iterator
 
-from .watch_events import ChangeEvent, Watcher, root_problem
-from .watch_state import RootState, _root_ident
+from .events import ChangeEvent, Watcher, root_problem
+from .state import RootState, _root_ident
 
 if TYPE_CHECKING:
     from watchfiles import Change

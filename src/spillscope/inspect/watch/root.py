@@ -1,19 +1,9 @@
-"""Watching a live spill root: change events that always agree with the disk.
+"""Watching one spill root: the backend chosen for it, and its batches for sync and async callers.
 
-This module is the public face of the watch: :func:`open_watcher` picks the backend for a
-root, :func:`watch_root` yields its batches, :func:`awatch_root` does so for asyncio callers.
-The pieces live by job, and are re-exported here:
-
-* :mod:`.watch_events` — :class:`ChangeEvent`, :data:`EventKind`, :data:`STATUS_EVENTS`,
-  :func:`root_problem` and the :class:`Watcher` seam every backend implements;
-* :mod:`.watch_local` — :class:`LocalWatcher`, a directory followed *by its path* through
-  watchfiles, whatever happens to the directory behind it (created, removed, recreated,
-  renamed away, replaced by another directory, a symlink or a file — reported as
-  ``root-missing``, never followed — or made unreadable);
-* :mod:`.watch_state` — :class:`RootState`, which re-``lstat``s and re-lists against what it
-  last saw (the dir signatures and the consistency check), so coalesced, reordered,
-  overflowed or lost notifications still end in a state that matches the disk;
-* :mod:`.s3watch` — ``S3Watcher``, an ``s3://`` root, polled (imported only when asked).
+:func:`open_watcher` picks the backend for a root, :func:`watch_root` yields its batches,
+:func:`awatch_root` does so for asyncio callers. The rest of the watch lives by job in this
+package (see its ``__init__``): the vocabulary in :mod:`.events`, the local backend in
+:mod:`.local` and :mod:`.state`, the ``s3://`` backend in :mod:`.s3` (imported only when asked).
 """
 
 from __future__ import annotations
@@ -23,30 +13,17 @@ import os
 import threading
 from typing import AsyncGenerator, Iterator
 
-from .watch_events import STATUS_EVENTS, ChangeEvent, EventKind, Watcher, join_queued, root_problem
-from .watch_local import LocalWatcher
-from .watch_state import DirSig, RootState
+from .events import ChangeEvent, Watcher, join_queued
+from .local import LocalWatcher
 
-__all__ = [
-    "STATUS_EVENTS",
-    "ChangeEvent",
-    "DirSig",
-    "EventKind",
-    "LocalWatcher",
-    "RootState",
-    "Watcher",
-    "awatch_root",
-    "open_watcher",
-    "root_problem",
-    "watch_root",
-]
+__all__ = ["awatch_root", "open_watcher", "watch_root"]
 
 
 def open_watcher(root: str | os.PathLike[str], *, stop: threading.Event | None = None, tick_ms: int = 100,
                  initial: bool = False) -> Watcher:
     """The watcher for a root: a local directory, or ``s3://bucket/prefix`` (polled)."""
     if isinstance(root, str) and root.startswith("s3://"):
-        from .s3watch import S3Watcher  # no OS watcher for a bucket; boto3 only when asked
+        from .s3 import S3Watcher  # no OS watcher for a bucket; boto3 only when asked
 
         return S3Watcher(root, stop=stop, tick_ms=tick_ms, initial=initial)
     return LocalWatcher(os.fspath(root), stop=stop, tick_ms=tick_ms, initial=initial)

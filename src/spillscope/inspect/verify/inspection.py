@@ -1,19 +1,20 @@
 """Linking notices to artifacts and verifying them: the inspector's whole-root pass.
 
 One verify pass, in order: :func:`inspect_root` normalises ``root`` once and hands it down
-to each step in turn; each step returns records and none calls back into this module. Scan: :mod:`.scan` lists the root into a
-``RootScan`` (artifacts by path, and findings for what it could not read, which
-:mod:`.blind` keeps as the places where a missing artifact is *unverified*, not expired).
-Logs: :mod:`.logs` reads the session logs into reference and tool-spill entries. Link: first
-:mod:`.transcript_check` is told which transcript each reference notice will need (its
-locator resolved by :mod:`.locate`), so each transcript is read once, streamed, however many
-notices name it; then each reference entry goes to :mod:`.link_reference` (validate the
-notice, resolve its locator with :mod:`.locate` or match a replay-normalised name, compare
-the notice with the transcript's digest) and each tool-spill entry to :mod:`.link_tool`
-(resolve, then compare the preview with the artifact's two ends); both return the records
-of :mod:`.links`. Checks: transcripts no notice named are checked by
-:mod:`.transcript_check` (one that is really tool output is relabelled here). Findings: the
-retention forecast (:mod:`.expiry`) and orphan artifacts are added, and everything is
+to each step in turn; each step returns records and none calls back into this module. Scan:
+:mod:`..scan.tree` lists the root into a ``RootScan`` (artifacts by path, and findings for
+what it could not read, which :mod:`..link.blind` keeps as the places where a missing
+artifact is *unverified*, not expired). Logs: :mod:`..logs` reads the session logs into
+reference and tool-spill entries. Link: first :mod:`..link.transcripts` is told which
+transcript each reference notice will need (its locator resolved by :mod:`..link.locate`),
+so each transcript is read once, streamed, however many notices name it; then each
+reference entry goes to :mod:`..link.reference` (validate the notice, resolve its locator
+with :mod:`..link.locate` or match a replay-normalised name, compare the notice with the
+transcript's digest) and each tool-spill entry to :mod:`..link.tool` (resolve, then compare
+the preview with the artifact's two ends); both return the records of
+:mod:`..link.records`. Checks: transcripts no notice named are checked by
+:mod:`..link.transcripts` (one that is really tool output is relabelled here). Findings:
+the retention forecast (:mod:`.expiry`) and orphan artifacts are added, and everything is
 collected into an :class:`Inspection`.
 
 :func:`inspect_root` scans the root, reads the logs (optional), resolves every notice's
@@ -32,25 +33,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..util.fs import normalize_root
-from ..util.scratch import Scratch
-from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..formats.transcript.reader import departs_from_title
-from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ..spill.naming import session_dir_name
-from .blind import _Blind
+from ...util.fs import normalize_root
+from ...util.scratch import Scratch
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.reader import departs_from_title
+from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...spill.naming import session_dir_name
+from ..link.blind import _Blind
 from .expiry import forecast_past_retention, named_artifacts
-from .findings import CODES, SEVERITY_RANK, Finding
-from .link_reference import MAX_SAFE, _link_reference
-from .link_tool import _link_tool_spill
-from .links import ArtifactCheck, LinkStatus, ReferenceLink, ToolSpillLink
-from .locate import resolve_locator
-from .logs import SessionLog, read_logs
-from .scan import Artifact, ProgressFn, RootScan, scan_root
-from .transcript_check import _ByteMeter, _check_transcript, _Digests
+from ..findings import CODES, SEVERITY_RANK, Finding
+from ..link.reference import _link_reference
+from ..link.tool import _link_tool_spill
+from ..link.records import ArtifactCheck, ReferenceLink, ToolSpillLink
+from ..logs import SessionLog, read_logs
+from ..scan.tree import Artifact, ProgressFn, RootScan, scan_root
+from ..link.transcripts import _ByteMeter, _check_transcript, _Digests
 
-__all__ = ["ArtifactCheck", "Inspection", "LinkStatus", "MAX_SAFE", "ReferenceLink", "ToolSpillLink",
-           "inspect_root", "resolve_locator"]
+__all__ = ["Inspection", "inspect_root"]
 
 
 @dataclass

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .findings import Finding, finding
-from .scan import RootScan
+from ..findings import Finding, finding
+from ..scan.tree import RootScan
 
 
 class _Blind:

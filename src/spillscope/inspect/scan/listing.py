@@ -1,6 +1,6 @@
 """The ``ls`` listing: sessions and artifacts with kind, size, age and finding codes.
 
-:func:`listing` builds it from a full :class:`Inspection` (with logs). Without logs, a
+:func:`listing` builds it from a full inspection (with logs; anything :class:`Inspected`). Without logs, a
 listing needs nothing but names and ``lstat``, so :func:`listing_json` builds it in worker
 processes, one group of session dirs each, each returning its part already encoded as
 JSON text: on a wide root the per-entry Python work is what costs, and it splits
@@ -15,15 +15,12 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable, Protocol
 
 import orjson
 
-from .findings import Finding, by_location
-from .scan import Artifact, ProgressFn, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
-
-if TYPE_CHECKING:
-    from .verify import Inspection
+from ..findings import Finding, by_location
+from .tree import Artifact, ProgressFn, RootScan, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
 
 #: Below this many session dirs the listing runs in-process (forking costs more).
 PARALLEL_MIN_DIRS = 64
@@ -64,7 +61,19 @@ def session_record(s: SessionDir, session_id: str | None, codes: dict[str, list[
     return record
 
 
-def listing(ins: Inspection, now: float) -> dict[str, Any]:
+class Inspected(Protocol):
+    """What the listing reads of a verify pass's ``Inspection`` (which is built above this
+    package, from a scan: the listing names the fields instead of importing it)."""
+
+    root: str
+    scan: RootScan
+    findings: list[Finding]
+    session_ids: dict[str, str]
+
+    def summary(self) -> dict[str, int]: ...
+
+
+def listing(ins: Inspected, now: float) -> dict[str, Any]:
     codes = codes_by_path(ins.findings)
     return {
         "root": ins.root,
@@ -223,7 +232,7 @@ def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
 def listing_json(root: str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
     """The no-logs listing as ASCII JSON text, scanned by ``workers`` processes."""
     if root.startswith("s3://"):
-        from .s3root import listing_json_s3
+        from ..s3root import listing_json_s3
 
         return listing_json_s3(root, now, progress)
     root = os.path.abspath(root)

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..util.fs import FileReader, Reader, open_reader
-from ..util.scratch import Scratch, put_utf8
-from ..util.text import js_utf8
-from ..reference.check import retention_splits, same_bytes
-from ..spill.naming import session_dir_name
-from ..spill.policy import FORK_GAP
+from ...util.fs import FileReader, Reader, open_reader
+from ...util.scratch import Scratch, put_utf8
+from ...util.text import js_utf8
+from ...reference.preview import retention_splits, same_bytes
+from ...spill.naming import session_dir_name
+from ...spill.policy import FORK_GAP
 from .blind import _Blind
-from .findings import Finding, finding
-from .links import ToolSpillLink
+from ..findings import Finding, finding
+from .records import ToolSpillLink
 from .locate import resolve_locator
-from .logs import ToolSpillEntry
+from ..logs import ToolSpillEntry
 from .replay import match_normalized, normalized_name
-from .scan import Artifact
+from ..scan.tree import Artifact
 
 
 def _dialect_finding(entry: ToolSpillEntry, where: dict[str, Any]) -> list[Finding]:

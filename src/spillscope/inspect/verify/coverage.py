@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .locate import resolve_locator
-from .verify import Inspection
+from ..link.locate import resolve_locator
+from .inspection import Inspection
 
 _SESSION_DIR = re.compile(r"session-[0-9a-f]{12}")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import shlex
 
-from ..util.fs import is_remote
-from ..formats.locators import is_windows_path, rebase_locator, spill_root_of
+from ...util.fs import is_remote
+from ...formats.locators import is_windows_path, rebase_locator, spill_root_of
 
 
 def resolve_locator(locator: str, root: str, rebase: str | None = None) -> tuple[str | None, str]:

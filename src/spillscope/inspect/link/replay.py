@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..spill.naming import session_dir_name
-from ..spill.replay import normalized_name
-from .scan import ARTIFACT, Artifact
+from ...spill.naming import session_dir_name
+from ...spill.replay import normalized_name
+from ..scan.tree import ARTIFACT, Artifact
 
 __all__ = ["match_normalized", "normalized_name"]
 
