@@ -9,17 +9,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from spillscope.frontends.demo import write_demo
+from served import Served
 
 HERE = Path(__file__).resolve().parent / "browser"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -33,45 +30,20 @@ def _ready() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def shoot(root: Path, logs: Path, out: Path) -> dict:
     """Serve ``root``, load it in Chromium, screenshot to ``out``; returns the page report."""
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "spillscope", "serve", str(root), "--logs", str(logs),
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = Served(root, "--logs", str(logs), "--host", "127.0.0.1")
     try:
-        url = f"http://127.0.0.1:{port}/"
-        for _ in range(100):
-            try:
-                page = urllib.request.urlopen(url, timeout=1).read().decode()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError("server did not start")
+        # The URL serve printed, with its token: the page, its files and its socket need it.
+        page = urllib.request.urlopen(server.url, timeout=10).read().decode()
         assert "fonts.googleapis.com" not in page
-        proc = subprocess.run(["node", str(HERE / "shot.mjs"), url, str(out)], capture_output=True, text=True,
+        proc = subprocess.run(["node", str(HERE / "shot.mjs"), server.url, str(out)], capture_output=True, text=True,
                               timeout=120, cwd=HERE, env={**os.environ, "CHROMIUM": CHROMIUM})
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout.strip().splitlines()[-1])
     finally:
         # The app processes textual-serve starts outlive SIGINT: stop the whole group.
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(server.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                server.wait(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        server.stop()
 
 
 def test_serve_renders_in_headless_chromium(tmp_path):

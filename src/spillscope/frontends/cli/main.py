@@ -111,12 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
     common(sp)
+    sp.add_argument("--export-dir", metavar="DIR", help="the export key (e) writes only under DIR")
     sp.set_defaults(func=cmd_tui)
 
     sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
     common(sp)
     sp.add_argument("--host", default="127.0.0.1")
     sp.add_argument("--port", type=port_number, default=8000)
+    sp.add_argument("--allow-export", metavar="DIR",
+                    help="let the browser's export key write under DIR on this machine (default: a download)")
     sp.set_defaults(func=cmd_serve)
     return p
 
