@@ -138,6 +138,28 @@ def test_rebound_and_wrong_hosts_are_refused_on_every_request_kind(server):
     _check_refused(server, cases)
 
 
+def test_another_sites_page_cannot_embed_or_fetch_even_with_the_cookie(server):
+    """Another port of 127.0.0.1 is the same *site* (the SameSite cookie goes with its
+    requests, and an <img> or <script> sends no Origin): the browser's Sec-Fetch headers
+    say where a request comes from, and only a top-level navigation may come from elsewhere."""
+    cookie = {"Cookie": f"spillscope-token-{server.port}={server.token}"}
+    cases = []
+    for site in ("same-site", "cross-site"):
+        for mode, dest in (("no-cors", "image"), ("no-cors", "script"), ("cors", "empty"), ("navigate", "iframe"),
+                           ("no-cors", "style"), ("websocket", "websocket")):
+            headers = {**cookie, "Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}
+            cases += [(f"{kind} as {site} {dest}", re.sub(r"[?&]token=[^&]*", "", path),
+                       {**headers, **({"Origin": server.origin} if kind == "websocket" else {})})
+                      for kind, path in request_kinds(server).items()]
+    _check_refused(server, cases)
+
+    async def navigate() -> int:  # a link to the printed URL on another site's page still opens it
+        return await status(server, request_kinds(server)["page"], {
+            "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, ws=False)
+
+    assert asyncio.run(navigate()) == 200
+
+
 def test_every_request_kind_needs_the_token(server):
     good = {"Origin": server.origin}
     wrong = ["", "x", server.token[:-1], server.token + "x", server.token.upper(), "é" * 43, "%00"]

@@ -118,10 +118,18 @@ class Access:
         return morsel.value if morsel is not None else None
 
     def refusal(self, *, host: str | None, origin: str | None, query: str, cookie: str | None,
-                websocket: bool) -> str | None:
-        """Why a request with these headers is refused, or ``None`` when it may go on."""
+                websocket: bool, fetch_site: str | None = None, fetch_mode: str | None = None,
+                fetch_dest: str | None = None) -> str | None:
+        """Why a request with these headers is refused, or ``None`` when it may go on.
+        ``fetch_*`` are the browser's ``Sec-Fetch-Site``/``-Mode``/``-Dest`` headers."""
         if host is None or host.lower() not in self.hosts:
             return f"Host {host!r} is not this server (DNS rebinding?)"
+        if (fetch_site in ("cross-site", "same-site")
+                and not (fetch_mode == "navigate" and fetch_dest == "document")):
+            # A page elsewhere (another port of 127.0.0.1 is "same-site": the cookie goes
+            # with it) embedding or fetching from this server. Only a top-level
+            # navigation (a link to the printed URL) may come from another page.
+            return f"a {fetch_dest or 'request'} from another site's page"
         if origin is None:
             if websocket:
                 # Every browser sends Origin on a WebSocket; a request without one is

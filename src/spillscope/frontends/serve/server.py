@@ -114,7 +114,9 @@ def _guarded_server(command: str, access: Access, err: TextIO) -> Any:
         websocket = request.path == "/ws" or request.headers.get("Upgrade", "").lower() == "websocket"
         why = access.refusal(host=request.headers.get("Host"), origin=request.headers.get("Origin"),
                              query=request.query_string, cookie=request.headers.get("Cookie"),
-                             websocket=websocket)
+                             websocket=websocket, fetch_site=request.headers.get("Sec-Fetch-Site"),
+                             fetch_mode=request.headers.get("Sec-Fetch-Mode"),
+                             fetch_dest=request.headers.get("Sec-Fetch-Dest"))
         if why is not None:
             err.write(visible(f"spillscope serve: refused {request.method} {request.path}: {why}", one_line=True)
                       + "\n")
