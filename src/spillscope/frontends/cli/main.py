@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("artifact")
     sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
-    sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
+    sp.add_argument("--raw", action="store_true", help="the exact bytes: controls as they are, nothing added (default: shown inert)")
     limits(sp)
     sp.set_defaults(func=cmd_cat)
 
