@@ -303,6 +303,6 @@ def test_cat_to_a_terminal_notes_surrogates_truthfully_on_a_line_of_its_own(demo
     note = next(line for line in out.splitlines() if "lone surrogate(s)" in line)
     assert note.startswith("spillscope: note: 3 lone surrogate(s) shown as ⟨lone U+XXXX⟩")
     assert "written as U+FFFD" not in out
-    # Into a pipe they are U+FFFD, and the warning says so.
-    piped = subprocess.run([*EXE, "cat", str(transcript), "--message", "4"], capture_output=True, timeout=60)
+    # --raw writes them as U+FFFD (also into a pipe), and the warning says so.
+    piped = subprocess.run([*EXE, "cat", str(transcript), "--message", "4", "--raw"], capture_output=True, timeout=60)
     assert "\ufffd" in piped.stdout.decode() and b"written as U+FFFD" in piped.stderr

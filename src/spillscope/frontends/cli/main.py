@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("artifact")
     sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
-    sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
+    sp.add_argument("--raw", action="store_true", help="the exact bytes: controls as they are, nothing added (default: shown inert)")
     limits(sp)
     sp.set_defaults(func=cmd_cat)
 
@@ -123,12 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
     common(sp)
+    sp.add_argument("--export-dir", metavar="DIR", help="the export key (e) writes only under DIR")
     sp.set_defaults(func=cmd_tui)
 
     sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
     common(sp)
     sp.add_argument("--host", default="127.0.0.1")
     sp.add_argument("--port", type=port_number, default=8000)
+    sp.add_argument("--allow-export", metavar="DIR",
+                    help="let the browser's export key write under DIR on this machine (default: a download)")
     sp.set_defaults(func=cmd_serve)
     return p
 

@@ -76,8 +76,11 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     root_missing: reactive[bool] = reactive(False)
 
     def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True,
-                 limits: dict[str, int] | None = None) -> None:
+                 limits: dict[str, int] | None = None, export_dir: str | None = None) -> None:
         super().__init__()
+        #: The export key writes only under this directory (None: anywhere but the root and logs;
+        #: in a browser, None means a download: see export.py).
+        self.export_dir = export_dir
         #: --max-line-bytes / --max-log-line-bytes (inspect_root's defaults when not given).
         self.limits = dict(limits or {})
         # A root given as a symlink is resolved once, here: the tree and the watch follow
