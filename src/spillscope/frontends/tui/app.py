@@ -54,14 +54,18 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help", show=False),
+        # Escape in the filter box gives the keys back to the tree (the filter stays).
+        Binding("escape", "leave_filter", show=False),
         # Priority: the app handles "/" as it reads it, so the keys typed right after it
         # ("/Research", fast or pasted) already go to the box (check_action lets "/" type
         # itself into any input).
         Binding("slash", "filter", "Filter", priority=True),
-        Binding("f", "cycle_code", "Finding filter"),
-        Binding("p", "toggle_pause", "Pause watch"),
+        Binding("s", "search_root", "Search"),
+        # Short labels: with s, every browse key fits the footer at 80 columns.
+        Binding("f", "cycle_code", "Findings"),
+        Binding("p", "toggle_pause", "Pause"),
         Binding("r", "refresh", "Rescan"),
-        Binding("s", "search_root", "Search all", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
@@ -314,10 +318,21 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
             return False
         if action == "filter" and isinstance(self.focused, Input):
             return False  # "/" is text there (a path in the filter box)
+        if action == "leave_filter":  # Escape means something else anywhere else
+            return isinstance(self.focused, Input) and self.focused.id == "filter"
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_leave_filter(self) -> None:
+        self.query_one(BrowseTree).focus()
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C: Textual's own says "Press [b]ctrl+q[/b]…", and every notification here
+        is plain text (it would show the markup); said plainly."""
+        self.notify("ctrl+q quits (q too, outside a text box)", title="Do you want to quit?")
 
     def watch_root_missing(self) -> None:
         if self.is_running:
