@@ -44,7 +44,8 @@ class _Version(argparse.Action):
                  option_string: str | None = None) -> None:
         from ...util.native import describe
 
-        parser.exit(message=f"spillscope {__version__} (Python {sys.version.split()[0]}; {describe()})\n")
+        sys.stdout.write(f"spillscope {__version__} (Python {sys.version.split()[0]}; {describe()})\n")
+        parser.exit()
 
 
 USAGE = """%(prog)s [-h] [--version] COMMAND [ARGS]
