@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -484,3 +485,34 @@ def test_the_os_watcher_says_when_it_is_up_and_hands_over_without_waiting(tmp_pa
     finally:
         stop.set()
         gen.close()
+
+
+def test_watch_json_lines_carry_an_iso_utc_timestamp(tmp_path):
+    from datetime import datetime, timezone
+
+    root = tmp_path / "root"
+    _mkroot(root)
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    proc = WatchProcess(root, "--initial")
+    try:
+        ev = proc.wait_for(lambda e: e["event"] == "added")
+        live = proc.wait_for(lambda e: e["event"] == "live")
+    finally:
+        assert proc.stop() == 0
+    after = datetime.now(timezone.utc)
+    for e in (ev, live):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", e["time"]), e
+        assert before <= datetime.fromisoformat(e["time"].replace("Z", "+00:00")) <= after
+
+
+def test_watch_table_lines_start_with_the_same_timestamp(tmp_path):
+    root = tmp_path / "root"
+    _mkroot(root)
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root), "--initial"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  added ", first), first

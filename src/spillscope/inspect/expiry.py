@@ -21,36 +21,73 @@ from typing import Iterable
 from ..spill.expiry_rule import cutoff_ms, is_expired, node_mtime_ms
 from ..spill.trust import is_trusted_dir, resolve_root
 from .findings import Finding, finding
-from .scan import RootScan
+from .scan import Artifact, RootScan
+
+
+class SweepForecast:
+    """The sweep's rule for one root at one retention, asked session dir by session dir.
+
+    The root's trust is decided once, here; a caller that walks the root itself (``stats``,
+    which holds one session dir at a time) asks :meth:`trusts` per session dir and
+    :meth:`expires` per artifact, and :func:`forecast_past_retention` does the same over a
+    whole scan -- one copy of the rule's application, not two."""
+
+    __slots__ = ("applies", "cutoff", "owner", "why")
+
+    def __init__(self, root: str, retention_seconds: float, now: float) -> None:
+        self.cutoff = cutoff_ms(round(retention_seconds * 1000), round(now * 1e6) // 1000)  # Date.now(): whole ms
+        self.owner = -1
+        self.applies, self.why = False, ""
+        if root.startswith("s3://"):
+            self.why = "an s3:// root: the local backend's start-up sweep never runs there"
+            return
+        try:
+            self.owner = os.lstat(root).st_uid
+        except OSError as exc:
+            self.why = f"the root cannot be looked at: {exc.strerror or exc}"
+            return
+        if resolve_root(root, True, lambda message: None, self.owner) is None:
+            self.why = "the sweep would skip this root (not a directory its owner alone can write)"
+            return
+        self.applies = True
+
+    def trusts(self, session_path: str) -> bool:
+        """Would the sweep look inside this session dir?"""
+        if not self.applies:
+            return False
+        try:
+            return is_trusted_dir(os.lstat(session_path), self.owner)
+        except OSError:
+            return False
+
+    def expires(self, art: Artifact) -> bool:
+        """Would the sweep delete this artifact of a trusted session dir?"""
+        return art.is_regular and _expired(art.path, art.mtime, self.cutoff)
 
 
 def forecast_past_retention(scan: RootScan, retention_seconds: float, now: float,
                             session_ids: dict[str, str], named_by: dict[str, str] | None = None) -> list[Finding]:
     """A ``past-retention`` finding per artifact the sweep would delete at this retention."""
-    try:
-        owner = os.lstat(scan.root).st_uid
-    except OSError:
-        return []
-    if resolve_root(scan.root, True, lambda message: None, owner) is None:
-        return []
-    cutoff = cutoff_ms(round(retention_seconds * 1000), round(now * 1e6) // 1000)  # Date.now(): whole ms
+    forecast = SweepForecast(scan.root, retention_seconds, now)
     named_by = named_by or {}
     out = []
     for session in scan.sessions:
-        try:
-            if not is_trusted_dir(os.lstat(session.path), owner):
-                continue
-        except OSError:
+        if not forecast.trusts(session.path):
             continue
         for art in session.artifacts:
-            if not art.is_regular or not _expired(art.path, art.mtime, cutoff):
-                continue
-            age = now - art.mtime
-            detail = f"{_age(age)} old (retention {_age(retention_seconds)}): the backend's start-up sweep would delete it"
-            if art.path in named_by:
-                detail += f"; still named by a notice at {named_by[art.path]}"
-            out.append(finding("past-retention", path=art.path, session=session_ids.get(art.session_dir), detail=detail))
+            if forecast.expires(art):
+                out.append(past_retention(art, now, retention_seconds, session_ids.get(art.session_dir),
+                                          named_by.get(art.path)))
     return out
+
+
+def past_retention(art: Artifact, now: float, retention_seconds: float, session: str | None,
+                   named_at: str | None) -> Finding:
+    """The ``past-retention`` finding for ``art`` (``named_at``: the notice still naming it)."""
+    detail = f"{_age(now - art.mtime)} old (retention {_age(retention_seconds)}): the backend's start-up sweep would delete it"
+    if named_at is not None:
+        detail += f"; still named by a notice at {named_at}"
+    return finding("past-retention", path=art.path, session=session, detail=detail)
 
 
 def _expired(path: str, mtime: float, cutoff: int) -> bool:

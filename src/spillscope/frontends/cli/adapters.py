@@ -42,7 +42,7 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from .grep import GrepError, grep
-    from ...inspect.search import Pattern
+    from ...inspect.search.pattern import Pattern
 
     try:
         text = args.pattern

@@ -24,12 +24,14 @@ from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageErro
                    port_number, positive_int)
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
+from .stats import cmd_stats
 from .output import cell
 from .progress import SettingError
 from .suggest import close, did_you_mean
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...inspect.stats.model import TABLES
 
 __all__ = [
     "MAX_COUNT", "UsageError", "build_parser", "cmd_cat", "cmd_demo", "cmd_grep", "cmd_ls", "cmd_prune", "cmd_serve",
@@ -79,6 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp)
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
     sp.set_defaults(func=cmd_ls)
+
+    sp = sub.add_parser("stats", help="where the bytes are: totals by session, tool, kind and day; what the sweep deletes next")
+    common(sp)
+    sp.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest sessions and files listed (default 10)")
+    sp.add_argument("--retention", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
+                    help="the store's cleanup period the sweep forecast uses (default 30d, as cleanup_period_days)")
+    sp.add_argument("--table", choices=TABLES, help="only this table (with --csv: which table; default sessions)")
+    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not tables")
+    sp.add_argument("--csv", action="store_true", help="one table as CSV (see --table)")
+    sp.set_defaults(func=cmd_stats)
 
     sp = sub.add_parser("cat", help="the reassembled exact text of an artifact")
     sp.add_argument("artifact", help="a saved transcript or tool output (a path, or an s3:// URL)")
@@ -232,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.command in ("ls", "verify"):
+    if args.command in ("ls", "verify", "stats"):
         # One batch pass building acyclic records and their JSON: reference counting frees
         # them; the cyclic collector would only re-walk them as they pile up (superlinear).
         gc.disable()

@@ -13,7 +13,8 @@ from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.coverage import coverage, describe
 from ...inspect.findings import Finding
-from ...inspect.search import Pattern, SearchHit, search_root
+from ...inspect.search.pattern import Pattern
+from ...inspect.search.root import SearchHit, search_root
 from ...inspect.verify import Inspection, inspect_root
 from ...inspect.watch import awatch_root
 from ...inspect.watch_events import ChangeEvent

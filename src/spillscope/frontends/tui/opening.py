@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from ...inspect.search import reference_seen_ranges
+from ...inspect.search.seen import reference_seen_ranges
 from ...inspect.verify import ReferenceLink
 from .document import open_document
 from .reader import ReaderScreen

@@ -16,7 +16,8 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from ...inspect.search import Hit, PatternError, find_hits
+from ...inspect.search.document import Hit, find_hits
+from ...inspect.search.pattern import PatternError
 from ...formats.transcript.records import TranscriptError
 from .document import Document
 from .export import export_message

@@ -18,7 +18,9 @@ from textual.worker import get_current_worker
 
 from ..format import count
 from ...inspect.findings import Finding
-from ...inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
+from ...inspect.search.document import Hit
+from ...inspect.search.pattern import Pattern, PatternError
+from ...inspect.search.root import SearchHit, search_root
 from .footer import FittingFooter
 from .labels import ContextLabel, Extra, FitLabel, FittingTree
 

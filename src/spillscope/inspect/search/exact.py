@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator
 
-from ..util.text import js_normalize, utf8_len
-from ..formats.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, iter_transcript
-from .findings import finding
-from .search_pattern import REGEX_OVERLAP, matches_after
-from .search_records import CONTEXT, ArtifactEvent, _hit, _Located
+from ...util.text import js_normalize, utf8_len
+from ...formats.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, iter_transcript
+from ..findings import finding
+from .pattern import REGEX_OVERLAP, matches_after
+from .records import CONTEXT, ArtifactEvent, _hit, _Located
 
 #: Decoded code points searched at once by the exact fallback (plus the regex overlap).
 EXACT_WINDOW = 1 << 20

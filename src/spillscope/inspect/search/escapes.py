@@ -12,8 +12,8 @@ import re
 
 import orjson
 
-from ..util import native
-from ..util.text import js_normalize, loads_exact, utf8_len
+from ...util import native
+from ...util.text import js_normalize, loads_exact, utf8_len
 
 # Escape-aware helpers for the de-framed (JSON-escaped) stream ----------------------------
 _BACKSLASH = 0x5C

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Union
 
-from ..util.fs import Reader, file_size, is_remote, open_reader, open_regular
+from ...util.fs import Reader, file_size, is_remote, open_reader, open_regular
 
 #: Raw bytes read per window (whole lines; a window never holds more than about this).
 WINDOW = 1 << 20

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from ..util import native
-from ..util.text import utf8_len
-from .search_escapes import decode_utf8
-from .search_message import _MessageSearch, _Window
-from .search_pattern import Pattern
-from .search_records import MessageHit
-from .search_source import WINDOW, Source, close_source, open_source, read_range, source_size
+from ...util import native
+from ...util.text import utf8_len
+from .escapes import decode_utf8
+from .message import _MessageSearch, _Window
+from .pattern import Pattern
+from .records import MessageHit
+from .source import WINDOW, Source, close_source, open_source, read_range, source_size
 
 class _PlainCodec:
     def __init__(self, handle: Source) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from .findings import Finding
+from ..findings import Finding
 
 #: Code points of context kept on each side of a hit (within its line).
 CONTEXT = 80

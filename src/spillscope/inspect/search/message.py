@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Protocol
 
-from ..util import native
-from ..util.text import utf8_len
-from .search_pattern import REGEX_OVERLAP, Pattern, matches_after
-from .search_records import CONTEXT, MessageHit, _hit
+from ...util import native
+from ...util.text import utf8_len
+from .pattern import REGEX_OVERLAP, Pattern, matches_after
+from .records import CONTEXT, MessageHit, _hit
 
 #: Escaped bytes that always hold a hit's CONTEXT code points (at most 6 bytes each, as
 #: ``\u0001``), plus one more: an edge that falls inside an escape moves to its end.

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..util.text import js_normalize
+from ...util.text import js_normalize
 
 #: A regex match longer than this many code points may be cut at a window edge; a lookbehind
 #: sees at least this many code points before a window's first character.

@@ -1,8 +1,8 @@
 """Exact search in a transcript: fragment lines read in windows and searched as escaped bytes.
 
 Reads whole fragment lines with ``pread``, de-frames them, and hands the windows to
-:class:`~.search_message._MessageSearch`; anything irregular falls back to the exact parser
-(:mod:`.search_exact`). Separate from the tool-output search because of the framing, the
+:class:`~.message._MessageSearch`; anything irregular falls back to the exact parser
+(:mod:`.exact`). Separate from the tool-output search because of the framing, the
 escape boundaries and the message headers.
 """
 
@@ -12,18 +12,18 @@ import io
 import re
 from typing import Callable, Iterator
 
-from ..util import native
-from ..util.text import js_json_string
-from ..reference.constants import DEFAULT_MAX_LINE_BYTES
-from ..formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
-from .findings import finding
-from .search_escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
+from ...util import native
+from ...util.text import js_json_string
+from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
+from ..findings import finding
+from .escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
                              measure_escaped)
-from .search_exact import _exact_transcript
-from .search_message import _MessageSearch, _Window
-from .search_pattern import Pattern
-from .search_records import ArtifactEvent, MessageHit, _Located
-from .search_source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
+from .exact import _exact_transcript
+from .message import _MessageSearch, _Window
+from .pattern import Pattern
+from .records import ArtifactEvent, MessageHit, _Located
+from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
 class _TranscriptCodec:
     def __init__(self, handle: Source) -> None:

@@ -1,4 +1,5 @@
-"""Exact search inside one artifact: a transcript's messages or a tool output.
+"""Exact search: across a root, inside one artifact (a transcript's messages or a tool output),
+and in one message of the reader.
 
 The retrieval hint says "grep this path", but a phrase crossing a 64-code-point fragment
 line, or holding a quote, a backslash, a newline or a lone surrogate, is not in a
@@ -28,30 +29,11 @@ in UTF-8 bytes (what the seen ranges are measured in).
 File access goes through :func:`open_source`, :func:`read_range`, :func:`source_size`
 and :func:`close_source` only, so another backend can replace them.
 
-This module keeps only the entry points' names and re-exports what moved, each job in its own
-module: the file access in :mod:`.search_source`, the pattern in :mod:`.search_pattern`, the
-records in :mod:`.search_records`, the escaped-stream helpers in :mod:`.search_escapes`, the
-per-message window search in :mod:`.search_message`, the transcript and tool-output searches in
-:mod:`.search_transcript` and :mod:`.search_tool`, the exact fallback in :mod:`.search_exact`.
-Constants re-exported here are copies: to change :data:`WINDOW` for a test, set it on the
-modules that read it (:mod:`.search_transcript`, :mod:`.search_tool`).
+The parts, one concept each: :mod:`.root` (a whole root, ``search_root``), :mod:`.seen`
+(what the model saw of a hit), :mod:`.document` (the reader's in-message search), :mod:`.pattern`
+(what is looked for), :mod:`.records` (hits and events), :mod:`.source` (the file access another
+backend swaps), :mod:`.escapes` (the writer's escaping in the byte stream), :mod:`.message` (one
+message window by window), :mod:`.transcript` and :mod:`.tool` (one artifact of each kind) and
+:mod:`.exact` (the parser fallback). Import from the module that owns a name: this package
+re-exports nothing.
 """
-
-from __future__ import annotations
-
-from .search_escapes import at_escape_boundary, canonical_escapes, decode_escaped, decode_utf8, deframe
-from .search_pattern import REGEX_OVERLAP, Pattern, PatternError
-from .search_records import CONTEXT, MAX_HITS, TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit, _Located
-from .search_source import WINDOW, close_source, open_source, read_range, source_size
-from .search_tool import search_tool_output
-from .search_transcript import search_message_region, search_transcript
-
-__all__ = [
-    "CONTEXT", "MAX_HITS", "REGEX_OVERLAP", "TOOL_OUTPUT", "TRANSCRIPT", "WINDOW",
-    "ArtifactEvent", "MessageHit", "Pattern", "PatternError",
-    "at_escape_boundary", "canonical_escapes", "close_source", "decode_escaped", "decode_utf8", "deframe",
-    "open_source", "read_range", "search_message_region", "search_tool_output", "search_transcript",
-    "source_size",
-    # Not public, but imported from here (the hit variant of ArtifactEvent): kept importable.
-    "_Located",
-]
