@@ -118,7 +118,8 @@ class Inspector:
                         f"<td>{len(s.references)}</td><td>{_badges(s.findings().items)}</td></tr>")
         summary = ", ".join(f"{esc(k)} {v}" for k, v in self.inspection.summary().items()) or "no findings"
         cov = coverage(self.inspection)
-        summary += "".join(f"<div{' class=bad' if cov.unchecked else ''}>{esc(line)}</div>" for line in describe(cov))
+        bad = cov.unchecked or cov.nothing_checked is not None  # checking nothing is not a pass
+        summary += "".join(f"<div{' class=bad' if bad else ''}>{esc(line)}</div>" for line in describe(cov))
         return _wrap(f"<b>Spill root</b> <code>{esc(self.root)}</code><br>{summary}"
                      f"<table><tr><th>session</th><th>dir</th><th>artifacts</th><th>references</th><th>findings</th></tr>"
                      f"{''.join(rows)}</table>")

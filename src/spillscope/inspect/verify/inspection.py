@@ -63,6 +63,9 @@ class Inspection:
     findings: list[Finding]
     #: session dir name → session id, where a log told us.
     session_ids: dict[str, str]
+    #: The logs dir as given, None when none was: "no logs" and "logs without a notice"
+    #: are different reasons for having checked no notice (inspect/coverage.py).
+    logs_dir: str | None = None
 
     def summary(self) -> dict[str, int]:
         return dict(sorted(Counter(f.code for f in self.findings).items()))
@@ -198,7 +201,8 @@ def _inspect_root(
         for art in by_path.values():
             if art.is_regular and art.path not in named:
                 add(Finding("orphan-artifact", severity, art.path, None, session_ids.get(art.session_dir), None, detail))
-    return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids)
+    return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids,
+                      None if logs is None else os.fspath(logs))
 
 
 def _first_line_is_not_title(path: str) -> bool:
