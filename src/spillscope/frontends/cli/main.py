@@ -20,6 +20,7 @@ from typing import TextIO
 
 from ... import __version__
 from .args import MAX_COUNT, UsageError, parse_duration, parse_fail_on, port_number, positive_int
+from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
 from .stats import cmd_stats
@@ -28,6 +29,7 @@ from .progress import SettingError
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...dialects import REGISTERED as AGENTS
 from ...inspect.stats.model import TABLES
 
 __all__ = [
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("root", help="the spill root")
         sp.add_argument("--logs", help="session logs directory (links notices to artifacts)")
         sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
+        sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
         limits(sp)
 
     def limits(sp: argparse.ArgumentParser) -> None:
@@ -165,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command not in ("tui", "serve", "demo"):
         _batched(sys.stdout)  # (the TUI's driver does its own writing and flushing)
     try:
+        choose_agent(args)  # where a path becomes a dialect: dsh keeps its commands, another agent gets its own
         status = int(args.func(args, sys.stdout))
         sys.stdout.flush()  # here, not at exit: a closed pipe is handled below
         return status
