@@ -19,6 +19,7 @@ __all__ = ["REGISTERED", "Dialect", "DialectError", "Link", "Options", "Report",
 REGISTERED = (
     "dsh",
     "claude",
+    "gemini",
 )
 
 

@@ -1,0 +1,97 @@
+"""qwen-code, Gemini CLI and OpenCode on fixtures written from their own templates, with planted faults.
+
+Each fixture (tests/fixtures/<agent>/, its generate.py cites the producer's source) must
+verify with every spill file linked and no finding; then, over every spill file: deleting it
+is one ``expired-locator``, changing a byte the notice shows (or, for qwen, any byte: the
+digest covers it) is one mismatch, a foreign file in a spill dir is one orphan.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from spillscope.dialects import detect, get
+from spillscope.dialects.base import Options, Report
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: agent → (tree under tests/fixtures, glob of its spill files, how many, the checks a changed byte may fail)
+CASES = {
+    "gemini": ("gemini/tmp", "*/tool-outputs/**/*.txt", 8, {"preview-mismatch", "content-mismatch"}),
+}
+
+
+def _inspect(agent: str, tree: Path) -> Report:
+    return get(agent).inspect(str(tree), Options(now=time.time()))
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path]:
+    agent = request.param
+    tree = tmp_path / agent
+    shutil.copytree(FIXTURES / CASES[agent][0], tree, symlinks=True)
+    return agent, tree
+
+
+def _spills(agent: str, tree: Path) -> list[Path]:
+    return sorted(p for p in tree.glob(CASES[agent][1]) if p.is_file())
+
+
+def test_fixture_verifies_every_file_linked_no_finding(case: tuple[str, Path]) -> None:
+    agent, tree = case
+    assert detect(str(tree)).name == agent
+    report = _inspect(agent, tree)
+    assert report.findings == []
+    files = _spills(agent, tree)
+    assert len(files) == CASES[agent][2] == len(report.files)
+    links = report.status_of()
+    assert sorted(links) == sorted(str(f) for f in files)
+    assert {k.status for k in links.values()} == {"verified"}
+    assert report.notices()["checked"] == len(files)
+
+
+def test_a_deleted_file_is_one_expired_locator(case: tuple[str, Path]) -> None:
+    agent, tree = case
+    for spill in _spills(agent, tree):
+        data = spill.read_bytes()
+        spill.unlink()
+        try:
+            report = _inspect(agent, tree)
+        finally:
+            spill.write_bytes(data)
+        assert [f.code for f in report.findings] == ["expired-locator"], spill
+        assert report.findings[0].line is not None and report.findings[0].locator is not None
+        assert report.findings[0].locator.endswith(spill.name)
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_changed_shown_byte_is_one_mismatch(case: tuple[str, Path], where: str) -> None:
+    agent, tree = case
+    for spill in _spills(agent, tree):
+        data = spill.read_bytes()
+        at = 0 if where == "first" else len(data) - 1
+        changed = bytearray(data)
+        changed[at] = ord("#") if data[at] != ord("#") else ord("%")
+        spill.write_bytes(bytes(changed))
+        try:
+            report = _inspect(agent, tree)
+        finally:
+            spill.write_bytes(data)
+        assert len(report.findings) == 1, (spill, report.findings)
+        assert report.findings[0].code in CASES[agent][3], report.findings
+        assert report.status_of()[str(spill)].status == "mismatch"
+
+
+def test_a_foreign_file_is_one_orphan(case: tuple[str, Path]) -> None:
+    agent, tree = case
+    for spill_dir in sorted({p.parent for p in _spills(agent, tree)}):
+        foreign = spill_dir / "foreign_call_0.txt"
+        foreign.write_text("nobody wrote me\n")
+        try:
+            report = _inspect(agent, tree)
+        finally:
+            foreign.unlink()
+        assert [(f.code, f.path) for f in report.findings] == [("orphan-artifact", str(foreign))]
