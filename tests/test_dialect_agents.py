@@ -20,7 +20,9 @@ from spillscope.dialects.base import Options, Report
 FIXTURES = Path(__file__).parent / "fixtures"
 #: agent → (tree under tests/fixtures, glob of its spill files, how many, the checks a changed byte may fail)
 CASES = {
-    "gemini": ("gemini/tmp", "*/tool-outputs/**/*.txt", 8, {"preview-mismatch", "content-mismatch"}),
+    "gemini": ("gemini/tmp", ("*/tool-outputs/**/*.txt",), 8, {"preview-mismatch", "content-mismatch"}),
+    "qwen": ("qwen/home", ("tmp/*/tool-results/*.txt", "tmp/*/*.output"), 6,
+             {"digest-mismatch", "preview-mismatch"}),
 }
 
 
@@ -37,7 +39,7 @@ def case(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path]:
 
 
 def _spills(agent: str, tree: Path) -> list[Path]:
-    return sorted(p for p in tree.glob(CASES[agent][1]) if p.is_file())
+    return sorted(p for g in CASES[agent][1] for p in tree.glob(g) if p.is_file())
 
 
 def test_fixture_verifies_every_file_linked_no_finding(case: tuple[str, Path]) -> None:
@@ -70,7 +72,9 @@ def test_a_deleted_file_is_one_expired_locator(case: tuple[str, Path]) -> None:
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_a_changed_shown_byte_is_one_mismatch(case: tuple[str, Path], where: str) -> None:
     agent, tree = case
+    seen = 0
     for spill in _spills(agent, tree):
+        checks = set(_inspect(agent, tree).status_of()[str(spill)].checks)
         data = spill.read_bytes()
         at = 0 if where == "first" else len(data) - 1
         changed = bytearray(data)
@@ -80,18 +84,53 @@ def test_a_changed_shown_byte_is_one_mismatch(case: tuple[str, Path], where: str
             report = _inspect(agent, tree)
         finally:
             spill.write_bytes(data)
+        if where == "last" and not checks & {"tail", "sha256", "bytes"}:
+            # The notice shows only the head and carries no digest (qwen's pre-digest build):
+            # nothing it says covers the last byte.
+            assert report.findings == []
+            continue
+        seen += 1
         assert len(report.findings) == 1, (spill, report.findings)
         assert report.findings[0].code in CASES[agent][3], report.findings
         assert report.status_of()[str(spill)].status == "mismatch"
+    assert seen >= len(_spills(agent, tree)) - 1
 
 
 def test_a_foreign_file_is_one_orphan(case: tuple[str, Path]) -> None:
     agent, tree = case
     for spill_dir in sorted({p.parent for p in _spills(agent, tree)}):
-        foreign = spill_dir / "foreign_call_0.txt"
+        # Where the agent also keeps other files (qwen's project temp dir), a foreign *spill* is
+        # one named as that agent names them there.
+        legacy = any(p.suffix == ".output" for p in spill_dir.iterdir())
+        foreign = spill_dir / ("foreign_0123456789ab.output" if legacy else "foreign_call_0.txt")
         foreign.write_text("nobody wrote me\n")
         try:
             report = _inspect(agent, tree)
         finally:
             foreign.unlink()
         assert [(f.code, f.path) for f in report.findings] == [("orphan-artifact", str(foreign))]
+
+
+def test_qwen_any_changed_byte_is_a_digest_mismatch(tmp_path: Path) -> None:
+    """The notice's sha256 covers the whole file: a byte changed where no preview shows it is
+    still found (except in a file whose notice reused the content's own anchored digest, and
+    in the pre-digest build's: their middles are not covered, as qwen-code wrote them)."""
+    tree = tmp_path / "qwen"
+    shutil.copytree(FIXTURES / "qwen" / "home", tree)
+    covered = 0
+    for spill in _spills("qwen", tree):
+        link = _inspect("qwen", tree).status_of()[str(spill)]
+        if "sha256" not in link.checks or b"\nFull output sha256: " in spill.read_bytes():
+            continue
+        covered += 1
+        data = spill.read_bytes()
+        for at in (len(data) // 3, len(data) // 2, 2 * len(data) // 3):
+            changed = bytearray(data)
+            changed[at] = ord("#") if data[at] != ord("#") else ord("%")
+            spill.write_bytes(bytes(changed))
+            try:
+                report = _inspect("qwen", tree)
+            finally:
+                spill.write_bytes(data)
+            assert [f.code for f in report.findings] == ["digest-mismatch"], (spill, at)
+    assert covered == 4

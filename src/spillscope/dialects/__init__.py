@@ -20,6 +20,7 @@ REGISTERED = (
     "dsh",
     "claude",
     "gemini",
+    "qwen",
 )
 
 
