@@ -378,6 +378,8 @@ def test_watch_reports_added_modified_deleted(tmp_path):
         new = session / "abcdefabcdef-bash.txt"
         new.write_text("first")
         ev = watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "added")
+        stamp = ev.pop("time")  # ISO 8601 UTC, milliseconds (issue 28)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
         assert ev == {"event": "added", "path": str(new), "session": session.name, "kind": "tool-output"}
         time.sleep(0.2)
         with open(new, "a") as f:

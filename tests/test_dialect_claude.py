@@ -35,6 +35,11 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private copy of the fixtures (plants change it and put it back)."""
     dest = tmp_path_factory.mktemp("claude") / "projects"
     shutil.copytree(FIXTURES, dest)
+    # A clone stamps every file with the checkout time: give them the age they had in the
+    # public corpus (2026-01-30), so the retention tests do not depend on when git wrote them.
+    old = 1769816267.0
+    for p in dest.rglob("*"):
+        os.utime(p, (old, old), follow_symlinks=False)
     return dest
 
 
