@@ -21,6 +21,7 @@ REGISTERED = (
     "claude",
     "gemini",
     "qwen",
+    "opencode",
 )
 
 

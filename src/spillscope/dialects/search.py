@@ -50,6 +50,8 @@ def search_tree(dialect: Dialect, tree: str, pattern: re.Pattern[str], *,
                 if kind == "spill":
                     yield from _limit(_in_text(path, kind, None, None, f.read().decode("utf-8", "replace"), pattern),
                                       max_count)
+                elif path.endswith(".json"):  # one JSON document (a legacy transcript, an OpenCode part)
+                    yield from _limit(_in_json(path, f.read(), pattern), max_count)
                 else:
                     yield from _limit(_in_log(path, f, pattern), max_count)
         except OSError as exc:
@@ -86,6 +88,16 @@ def _in_log(path: str, f: Any, pattern: re.Pattern[str]) -> Iterator[TextHit | F
         scope = rec.get("message", rec) if isinstance(rec, dict) else rec
         for where, text in _strings(scope, "message" if scope is not rec else ""):
             yield from _in_text(path, "transcript", lineno, where, text, pattern)
+
+
+def _in_json(path: str, raw: bytes, pattern: re.Pattern[str]) -> Iterator[TextHit | Finding]:
+    try:
+        rec = loads_exact(raw)
+    except ValueError as exc:
+        yield finding("malformed-log", path=path, detail=f"not JSON: {exc}")
+        return
+    for where, text in _strings(rec, ""):
+        yield from _in_text(path, "transcript", None, where, text, pattern)
 
 
 def _strings(value: object, where: str) -> Iterator[tuple[str, str]]:
