@@ -100,3 +100,16 @@ def test_agent_dsh_forces_the_dsh_inspector(projects: Path) -> None:
     data = json.loads(proc.stdout)
     assert "agent" not in data  # dsh's own command, its own output
     assert any(f["code"] == "unexpected-entry" for f in data["findings"])
+
+
+@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 8), ("qwen", "qwen/home", 6),
+                                               ("opencode", "opencode/share", 5)])
+def test_verify_json_has_the_same_shape_for_every_agent(agent: str, tree: str, files: int) -> None:
+    path = Path(__file__).parent / "fixtures" / tree
+    proc = run("verify", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["agent"] == agent and data["ok"] is True and data["findings"] == []
+    assert data["notices"]["found"] == data["notices"]["checked"] == files
+    assert set(data) == {"agent", "summary", "findings", "failOn", "notices", "retention", "ok"}
+    assert data["retention"]["seconds"] > 0
