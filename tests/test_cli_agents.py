@@ -113,3 +113,39 @@ def test_verify_json_has_the_same_shape_for_every_agent(agent: str, tree: str, f
     assert data["notices"]["found"] == data["notices"]["checked"] == files
     assert set(data) == {"agent", "summary", "findings", "failOn", "notices", "retention", "ok"}
     assert data["retention"]["seconds"] > 0
+
+
+def _age(tree: Path, seconds: float) -> None:
+    import os
+    import time
+
+    when = time.time() - seconds
+    for p in [tree, *tree.rglob("*")]:
+        os.utime(p, (when, when), follow_symlinks=False)
+
+
+@pytest.mark.parametrize("agent,tree,age", [("claude", "claude/projects", 40 * 86400), ("gemini", "gemini/tmp", 40 * 86400),
+                                            ("qwen", "qwen/home", 2 * 86400), ("opencode", "opencode/share", 8 * 86400)])
+def test_prune_applies_the_agents_rule_but_never_what_a_recent_transcript_names(
+        agent: str, tree: str, age: int, tmp_path: Path) -> None:
+    root = tmp_path / agent
+    shutil.copytree(Path(__file__).parent / "fixtures" / tree, root)
+    _age(root, age)
+    transcripts = [p for p in root.rglob("*") if p.suffix in (".jsonl", ".db") or p.parent.name == "msg_legacy"]
+    for t in transcripts:  # every transcript live: nothing may go
+        t.touch()
+    proc = run("prune", str(root), "--apply", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["agent"] == agent and data["deleted"] == [] and data["kept"]
+    _age(root, age)  # every transcript old: the agent's own rule decides
+    dry = json.loads(run("prune", str(root), "--json").stdout)
+    assert dry["candidates"] and dry["deleted"] == []
+    assert all(Path(c["path"]).exists() for c in dry["candidates"])  # a dry run deletes nothing
+    done = json.loads(run("prune", str(root), "--apply", "--json").stdout)
+    assert sorted(done["deleted"]) == sorted(c["path"] for c in dry["candidates"])
+    assert not any(Path(p).exists() for p in done["deleted"])
+    assert all(t.exists() for t in transcripts)  # transcripts are never pruned
+    # What is left is what the notices now call expired, nothing else.
+    after = json.loads(run("verify", str(root), "--json").stdout)
+    assert {f["code"] for f in after["findings"]} <= {"expired-locator"}

@@ -24,7 +24,7 @@ from .args import UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
 #: The commands that take a tree (the rest take a file, or write one).
-_TREE_COMMANDS = ("ls", "verify", "grep", "tui", "serve")
+_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "tui", "serve")
 
 
 def choose(args: argparse.Namespace) -> None:
@@ -41,6 +41,8 @@ def choose(args: argparse.Namespace) -> None:
         else:
             dialect = detect(root)
     except DialectError as exc:
+        if args.command == "prune" and name is None:
+            return  # dsh's prune: it deletes only in trusted session-<12 hex> dirs, refusing the rest
         raise UsageError(str(exc)) from None
     args.dialect = dialect
     if dialect.name == "dsh":
@@ -50,7 +52,7 @@ def choose(args: argparse.Namespace) -> None:
     if args.command in ("tui", "serve"):
         raise UsageError(f"the TUI reads dsh spill roots only so far; use `spillscope ls|verify|grep {root}` "
                          f"for {dialect.title}")
-    args.func = {"ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep}[args.command]
+    args.func = {"ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
 
 
 def _listable(root: str) -> bool:
@@ -201,3 +203,38 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"{visible(where, one_line=True)}: {ev.kind} cp {ev.start}-{ev.end}\n    {ctx}\n")
     out.flush()
     return 0 if hits else 1
+
+
+def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
+    """The agent's own sweep rule, keeping what a recent transcript names; a dry run unless --apply."""
+    from ...dialects.prune import apply, plan
+
+    now = time.time()
+    keep = args.keep_active if args.keep_active is not None else 24 * 3600.0
+    result = plan(args.dialect, args.root, now=now, older_than=args.older_than, keep_active=keep)
+    if args.apply:
+        apply(result, now)
+    rule = result.report.retention
+    data = {"agent": result.report.dialect, "root": result.report.tree, "applied": bool(args.apply),
+            "rule": None if rule is None else {"seconds": rule.seconds, "source": rule.source, "scope": rule.scope},
+            "olderThanSeconds": result.cutoff_seconds, "keepActiveSeconds": keep,
+            "candidates": [{"path": f.path, "size": f.size, "mtime": f.mtime} for f in result.delete],
+            "deleted": result.deleted, "kept": [{"path": p, "reason": r} for p, r in result.kept.items()],
+            "errors": [{"path": p, "error": e} for p, e in result.errors.items()]}
+    if args.json:
+        write_json(out, data)
+    else:
+        what = "deleted" if args.apply else "would delete"
+        source = rule.source if rule is not None and args.older_than is None else f"--older-than {args.older_than:g} s"
+        out.write(f"prune {cell(result.report.tree)} ({cell(args.dialect.title)}): {cell(source)}; keeping what a "
+                  f"transcript written within {human_age(keep)} names\n")
+        for f in result.delete:
+            if not args.apply or f.path in result.deleted:
+                out.write(f"  {what} {human_size(f.size):>10}  {cell(f.path)}\n")
+        for p, r in result.kept.items():
+            out.write(f"  kept  {cell(p)}: {cell(r)}\n")
+        for p, e in result.errors.items():
+            out.write(f"  ERROR {cell(p)}: {cell(e)}\n")
+        n = len(result.deleted) if args.apply else len(result.delete)
+        out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
+    return 1 if result.errors else 0

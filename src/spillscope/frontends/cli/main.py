@@ -90,14 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("prune", help="delete expired artifacts as the backend's sweep does (dry run unless --apply)")
     sp.add_argument("root", help="the spill root")
-    sp.add_argument("--older-than", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
-                    help="delete files whose mtime is strictly older than this (default 30d)")
+    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION",
+                    help="delete files whose mtime is strictly older than this (default 30d; another agent: its own rule)")
     sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
     sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
     sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
                     help="a log written within this is active (default 24h; needs --logs)")
     sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
                     help=f"longest session-log line parsed (default {DEFAULT_MAX_LOG_LINE_BYTES})")
+    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_prune)
 
