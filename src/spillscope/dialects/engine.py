@@ -11,9 +11,10 @@ named file that is gone, ``unreadable`` (never expired) where something else is 
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..inspect.findings import Finding, finding
 from .base import Link, LinkStatus, Options, Report, SpillFile, Transcript
@@ -229,6 +230,44 @@ def json_strings(value: object) -> Iterable[str]:
             stack.extend(reversed(v))
 
 
+def lines_holding(f: BinaryIO, wanted: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``f`` (numbered from 1, each with its newline) holding one of ``wanted``.
+
+    The file is mapped and searched with ``bytes.find`` (memchr speed), and only the lines
+    that hold a token are copied out: reading every line of a transcript whose lines run to
+    megabytes was most of a verify pass (1.7 of 2.7 s on the public Claude Code corpus)."""
+    try:
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except ValueError:
+        return  # an empty file cannot be mapped, and holds nothing
+    with buf:
+        n = len(buf)
+        nexts = [buf.find(w) for w in wanted]
+        line_no, counted = 1, 0
+        while True:
+            found = [q for q in nexts if q >= 0]
+            if not found:
+                return
+            p = min(found)
+            start = buf.rfind(b"\n", 0, p) + 1
+            end = buf.find(b"\n", p)
+            end = n if end < 0 else end + 1
+            line_no += _newlines(buf, counted, start)
+            counted = start
+            yield line_no, buf[start:end]
+            nexts = [buf.find(w, end) if 0 <= q < end else q for q, w in zip(nexts, wanted)]
+
+
+def _newlines(buf: "mmap.mmap", start: int, end: int, piece: int = 1 << 24) -> int:
+    """Newlines in ``buf[start:end]``, counted a bounded piece at a time (a mapping has no ``count``)."""
+    total = 0
+    while start < end:
+        stop = min(end, start + piece)
+        total += buf[start:stop].count(b"\n")
+        start = stop
+    return total
+
+
 def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...],
                 session: str | None = None) -> Iterable[Text]:
     """The strings of each record of a JSON Lines transcript whose raw line holds one of ``wanted``."""
@@ -242,9 +281,7 @@ def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...
                                 detail=f"cannot read the transcript: {exc.strerror or exc}"))
         return
     with f:
-        for lineno, raw in enumerate(f, 1):
-            if not any(w in raw for w in wanted):
-                continue
+        for lineno, raw in lines_holding(f, wanted):
             try:
                 rec = loads_exact(raw)
             except ValueError as exc:
