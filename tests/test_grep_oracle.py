@@ -4,7 +4,7 @@ Spill roots are written the way the reference does (``prepare`` for session refe
 ``SpillPolicy`` for tool outputs, session logs with their notices, ``render_transcript``
 for big unlinked transcripts) with hostile text; the expected hits come from an oracle
 that shares no code with the search: ``str.find`` chained without overlap (fixed
-strings), ``re.finditer`` (regex, ``-i``) over the exact text (``read_transcript`` for a
+strings), ``re.finditer`` (``-i``), RE2's own ``finditer`` (regex; ``regex_oracle``) over the exact text (``read_transcript`` for a
 transcript, the UTF-8 bytes decoded with replacement for a tool output), and ``seen``
 recomputed from the notice text in the logs by the head/tail rule of FORMAT.md §3/§5.
 Both scanner paths (native and ``SPILLSCOPE_NO_NATIVE=1``) must give exactly that.
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from regex_oracle import re2_spans
 
 from spillscope.formats.transcript import read_transcript, render_transcript
 from spillscope.reference.preparation import LogDirectorySource, prepare
@@ -266,7 +267,9 @@ def spans(text: str, pattern: str, regex: bool, icase: bool) -> list[tuple[int, 
             out.append((i, i + len(pattern)))
             i = text.find(pattern, i + len(pattern))
         return out
-    compiled = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE if icase else 0)
+    if regex:
+        return re2_spans(text, pattern, icase)
+    compiled = re.compile(re.escape(pattern), re.IGNORECASE)
     return [(m.start(), m.end()) for m in compiled.finditer(text) if m.end() > m.start()]
 
 
@@ -466,8 +469,9 @@ def _patterns(corpus: Corpus, docs: list[Doc]) -> list[tuple[str, dict[str, Any]
              ("\ud800", {}), ("\ude00", {}), (BOM, {}),
              ("KELVIN", {"icase": True}), ("ski", {"icase": True}), ("ß", {"icase": True}),
              ('ne"e\\d\nle', {"icase": True}), ("AB", {"icase": True, "max_count": 2}),
-             (r"(?<=\")\\+(?=u)|\r\n|\u2028", {"regex": True}), (r"[😀界]{2,}", {"regex": True}),
-             (r"(?s)E.{30,70}x", {"regex": True}), (r"(?i)[\u212a]el|\ud800|^\W", {"regex": True}),
+             (r"\"\\+u|\r\n|\x{2028}", {"regex": True}), (r"[😀界]{2,}", {"regex": True}),
+             (r"(?s)E.{30,70}x", {"regex": True}), (r"(?i)[\x{212a}]el|\x{D800}|^\W|\bab\B", {"regex": True}),
+             ("x\ud800|" + r"[^\x00-\x{D7FF}]{2}", {"regex": True}), (r"\p{Greek}+|\pN{3}", {"regex": True, "icase": True}),
              (r"(?m)^Z$", {"regex": True, "max_count": 1})]
     return pats
 

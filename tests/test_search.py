@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from regex_oracle import re2_spans
 
 from spillscope.util import native
 from spillscope.util.text import js_json_string, js_utf8, utf8_len
@@ -624,12 +625,17 @@ def test_grep_in_a_transcript_cut_off_mid_write(tmp_path: Path) -> None:
 CHAIN_TEXTS = ['"' * 40 + "\x00\\u0041" + '"' * 7, "a" * 97 + "b" + "a" * 31, '""' + "\\" * 50 + '"' * 33 + "😀",
                ("aa\n" * 20) + "a" * 45, "e\u0301" * 30 + '"' * 5]
 CHAIN_PATTERNS = [P.Pattern('"""'), P.Pattern("aa"), P.Pattern("\\\\\\"), P.Pattern("e\u0301e"),
-                  P.Pattern('"{2,3}', regex=True), P.Pattern("a+?a", regex=True), P.Pattern("(?<=a)aa", regex=True),
+                  P.Pattern('"{2,3}', regex=True), P.Pattern("a+?a", regex=True), P.Pattern("\\Baa", regex=True),
                   P.Pattern("^aa", regex=True), P.Pattern("AA", ignore_case=True)]
 
 
 def _finditer(text: str, pattern: P.Pattern) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in pattern.compile().finditer(text) if m.end() > m.start()]
+    """The non-empty matches over the whole text: Python's re for a fixed string, RE2's own
+    finditer for a regex (the library's, not the search's windows and offset mapping)."""
+    if pattern.regex:
+        return re2_spans(text, pattern.text, pattern.ignore_case)
+    compiled = re.compile(re.escape(pattern.text), re.IGNORECASE if pattern.ignore_case else 0)
+    return [(m.start(), m.end()) for m in compiled.finditer(text) if m.end() > m.start()]
 
 
 @pytest.mark.parametrize("scanners", SCANNERS)
@@ -818,7 +824,7 @@ def test_ignoring_case_finds_what_re_finds_wherever_windows_fall(tmp_path: Path,
     with using(scanners):
         for needle in ("spill store", "KELVIN", "Istanbul", "SPILL\n\"", "kiss", "e\u0301 ", "store\\"):
             pattern = P.Pattern(needle, ignore_case=True)
-            compiled = pattern.compile()
+            compiled = re.compile(re.escape(needle), re.IGNORECASE)  # the oracle: Python's re, whole texts
             want = [(i + 1, m.start(), m.end()) for i, t in enumerate(exact) for m in compiled.finditer(t)]
             got = [(ev.message, ev.hit.start, ev.hit.end) for ev in T.search_transcript(str(transcript), pattern)
                    if isinstance(ev, R._Located)]

@@ -26,6 +26,7 @@ from .output import cell
 from .progress import SettingError
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...inspect.search.pattern import REGEX_SYNTAX
 from ...reference.constants import DEFAULT_MAX_LINE_BYTES
 
 __all__ = [
@@ -86,11 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_prune)
 
-    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none")
-    sp.add_argument("pattern", help="a fixed string (default) or, with -E, a Python regex")
+    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none",
+                        epilog=f"-E: {REGEX_SYNTAX}. Unsupported syntax is an error (exit 2).")
+    sp.add_argument("pattern", help="a fixed string (default) or, with -E, an RE2 regex (linear time)")
     common(sp)
     sp.add_argument("-i", "--ignore-case", action="store_true")
-    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is a regex")
+    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
     sp.add_argument("--json-pattern", action="store_true",
                     help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
