@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from spillscope.frontends.demo import write_demo
-from spillscope.inspect.coverage import NOTHING_CHECKED, coverage, nothing_checked
+from spillscope.inspect.verify.coverage import NOTHING_CHECKED, coverage, nothing_checked
 from spillscope.inspect.findings import CODES
 from spillscope.inspect.verify import inspect_root
 

@@ -37,6 +37,7 @@ from ...inspect.findings import Finding, finding
 from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
+from ..engine import lines_holding
 from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
 from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
 from .notice import NoticeError, is_notice, parse_notice, size_label_of
@@ -157,9 +158,7 @@ class _Pass:
                                                 detail=f"cannot read the transcript: {exc.strerror or exc}"))
             return
         with f:
-            for lineno, raw in enumerate(f, 1):
-                if not any(w in raw for w in _WANTED):
-                    continue
+            for lineno, raw in lines_holding(f, _WANTED):
                 try:
                     rec = loads_exact(raw)
                 except ValueError as exc:

@@ -64,7 +64,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             return 0
         data = loads_exact(text)
     else:
-        from ...inspect.coverage import nothing_checked, not_checked_line
+        from ...inspect.verify.coverage import nothing_checked, not_checked_line
 
         ins = _run_inspection(args, check_content=True)
         data = listing(ins, now)

@@ -22,6 +22,7 @@ from typing import TextIO
 from ... import __version__
 from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, parse_duration, parse_fail_on,
                    port_number, positive_int)
+from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
 from .stats import cmd_stats
@@ -31,6 +32,7 @@ from .suggest import close, did_you_mean
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
+from ...dialects import REGISTERED as AGENTS
 from ...inspect.search.pattern import REGEX_SYNTAX
 from ...inspect.stats.model import TABLES
 
@@ -70,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("root", metavar="ROOT", help="the spill root")
         sp.add_argument("--logs", metavar="DIR", help="session logs directory (links notices to artifacts)")
         sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
+        sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
         limits(sp)
 
     def limits(sp: argparse.ArgumentParser) -> None:
@@ -114,14 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("prune", help="delete expired artifacts as the backend's sweep does (dry run unless --apply)")
     sp.add_argument("root", help="the spill root")
-    sp.add_argument("--older-than", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
-                    help="delete files whose mtime is strictly older than this (default 30d)")
+    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION",
+                    help="delete files whose mtime is strictly older than this (default 30d; another agent: its own rule)")
     sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
     sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
     sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
                     help="a log written within this is active (default 24h; needs --logs)")
     sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
                     help=f"longest session-log line parsed (default {DEFAULT_MAX_LOG_LINE_BYTES})")
+    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
     sp.set_defaults(func=cmd_prune)
 
@@ -256,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command not in ("tui", "serve", "demo"):
         _batched(sys.stdout)  # (the TUI's driver does its own writing and flushing)
     try:
+        choose_agent(args)  # where a path becomes a dialect: dsh keeps its commands, another agent gets its own
         status = int(args.func(args, sys.stdout))
         sys.stdout.flush()  # here, not at exit: a closed pipe is handled below
         return status

@@ -12,7 +12,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from ..format import count
-from ...inspect.coverage import NOTHING_CHECKED, nothing_checked
+from ...inspect.verify.coverage import NOTHING_CHECKED, nothing_checked
 
 if TYPE_CHECKING:
     from textual.app import App
