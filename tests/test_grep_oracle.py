@@ -635,3 +635,57 @@ def test_bad_artifacts_are_findings_and_the_search_goes_on(tmp_path: Path, scann
     (d / "ffffffffffff-bash.txt").unlink()
     proc = grep(c, "no such text", scanners=scanners, logs=False)
     assert proc.returncode == 1 and proc.stdout == b"" and b"symlink" in proc.stderr
+
+
+# grep's conveniences, against the same oracle -------------------------------------------------
+#: docs/cli.md: a context line is cut at 400 code points and marked with an ellipsis.
+LINE_CUT = 400
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_CUT else line[:LINE_CUT] + "…"
+
+
+def with_lines(docs: list[Doc], want: list[dict[str, Any]], context: int) -> list[dict[str, Any]]:
+    """The oracle's hits with ``line`` (1-based, of the hit's start, in its message's or tool
+    output's text) and ``context`` whole lines before it and after the line it ends on."""
+    text = {(d.path, d.message): d.text for d in docs}
+    out = []
+    for h in want:
+        t = text[(h["path"], h["message"])]
+        lines = t.split("\n")[:-1] if t.endswith("\n") else t.split("\n")
+        first, last = t.count("\n", 0, h["start"]) + 1, t.count("\n", 0, h["end"] - 1) + 1
+        extra: dict[str, Any] = {"line": first}
+        if context:
+            extra["before_lines"] = [_cut(x) for x in lines[max(0, first - 1 - context) : first - 1]]
+            extra["after_lines"] = [_cut(x) for x in lines[last : last + context]]
+        out.append({**h, **extra})
+    return out
+
+
+def test_line_numbers_context_files_counts_and_filters_are_the_oracles(corpus: tuple[Corpus, list[Doc]]) -> None:
+    c, docs = corpus
+    for pattern, context in ((NEEDLE, 2), ("ab", 0)):
+        want = expected(c, docs, pattern)
+        flags = ["-n"] + (["-C", str(context)] if context else [])
+        proc = grep(c, pattern, *flags, scanners="native")
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], with_lines(docs, want, context))
+    want = expected(c, docs, "ab")
+    counts: dict[str, int] = {}
+    for h in want:
+        counts[h["path"]] = counts.get(h["path"], 0) + 1
+    proc = grep(c, "ab", "-c", scanners="native")
+    assert [json.loads(x) for x in proc.stdout.decode().split("\n") if x] == [
+        {"path": p, "count": n} for p, n in counts.items()]
+    proc = grep(c, "ab", "-l", scanners="native")
+    assert [json.loads(x) for x in proc.stdout.decode().split("\n") if x] == [{"path": p} for p in counts]
+    # Filters: one session dir, only transcripts; what they leave is the oracle's, in order.
+    sdir = os.path.basename(os.path.dirname(want[len(want) // 2]["path"]))
+    proc = grep(c, "ab", "--session", sdir, "--kind", "transcript", scanners="native")
+    kept = [h for h in want if os.path.basename(os.path.dirname(h["path"])) == sdir
+            and h["kind"] == "session-reference-transcript"]
+    assert proc.returncode == (0 if kept else 1)
+    compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], kept)
+    proc = grep(c, "ab", "-l", "--session", "session-000000000000", scanners="native")
+    assert (proc.returncode, proc.stdout) == (1, b"")

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from ... import __version__
 from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, parse_duration, parse_fail_on,
-                   port_number, positive_int)
+                   non_negative_int, port_number, positive_int)
 from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
@@ -139,6 +139,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
     sp.add_argument("-m", "--max-count", type=positive_int, metavar="N", help="stop after N hits per artifact")
+    sp.add_argument("-n", "--line-number", action="store_true",
+                    help="the line of each hit (of the decoded text; a transcript's per message)")
+    sp.add_argument("-C", "--context", type=non_negative_int, default=0, metavar="N",
+                    help="N lines of context before and after each hit (implies -n)")
+    listing = sp.add_mutually_exclusive_group()
+    listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
+    listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
+    sp.add_argument("--session", action="append", metavar="ID",
+                    help="only this session (its id in the logs or its dir's name); repeatable")
+    sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "unknown"),
+                    help="only artifacts of this kind; repeatable")
+    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour the hits (auto: on a terminal, unless NO_COLOR is set)")
     sp.set_defaults(func=cmd_grep)
 
     sp = sub.add_parser("watch", help="one line per change under a live spill root")
