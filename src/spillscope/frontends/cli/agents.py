@@ -174,6 +174,11 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...inspect.search.pattern import Pattern, PatternError
     from ...util.text import loads_exact
 
+    # The grep conveniences are the dsh search's so far: refused by name, never ignored.
+    dsh_only = [flag for flag, given in (("-n", args.line_number), ("-C", args.context), ("-l", args.files_with_matches),
+                                         ("-c", args.count), ("--session", args.session), ("--kind", args.kind)) if given]
+    if dsh_only:
+        raise UsageError(f"grep {' '.join(dsh_only)}: not supported yet for {args.dialect.title} trees (dsh roots only)")
     text = args.pattern
     if args.json_pattern:
         try:
