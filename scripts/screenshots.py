@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rich.cells import cell_len
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from tui_views import SIZE, VIEWS, make_app, reproducible_demo  # noqa: E402
@@ -65,6 +67,24 @@ async def shoot(name: str, view, size: tuple[int, int] = SIZE) -> Path:
         svg = OUT / f"{name}.svg"
         app.save_screenshot(str(svg.name), path=str(OUT))
     return svg
+
+
+TEXT_RUN = re.compile(r'(<text [^>]*?textLength=")([0-9.]+)("[^>]*>)([^<]*)(</text>)')
+
+
+def fix_text_lengths(svg: Path) -> None:
+    """Rich's SVG export sizes each run of text as ``len(text)`` cells, not its cell width:
+    a run with wide characters (界, 😀) is squeezed, and a gap opens before the next run
+    (placed by cell width) — "li  ✂ndix" where the terminal shows "li✂ndix". Each run is
+    given the width of its cells, as a terminal draws it."""
+    def fixed(m: re.Match[str]) -> str:
+        text = html.unescape(m.group(4))
+        if not text or cell_len(text) == len(text):
+            return m.group(0)
+        width = float(m.group(2)) / len(text) * cell_len(text)
+        return f"{m.group(1)}{width:g}{m.group(3)}{m.group(4)}{m.group(5)}"
+
+    svg.write_text(TEXT_RUN.sub(fixed, svg.read_text("utf-8")), "utf-8")
 
 
 def to_png(svg: Path) -> Path:
@@ -148,6 +168,8 @@ def main() -> int:
     # A small terminal too: the preview stacks above its notice.
     shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
     svgs = [asyncio.run(shoot(name, view, size)) for name, view, size in shots]
+    for svg in svgs:
+        fix_text_lengths(svg)
     missing = missing_glyphs(svgs)
     if missing:
         raise SystemExit(f"no installed font has {' '.join(missing)} ({', '.join(f'U+{ord(c):04X}' for c in missing)}): "
