@@ -117,7 +117,8 @@ def main() -> int:
               f"spillscope grep --json [native]: {secs:.3f} s, {secs / nhits * 1e6:.1f} us per hit, "
               f"{secs / base:.0f}x baseline (the output is {nhits} JSON lines; --max-count bounds it)\n")
 
-        from spillscope.inspect.search import Pattern, search_message_region
+        from spillscope.inspect.search.pattern import Pattern
+        from spillscope.inspect.search.transcript import search_message_region
         from spillscope.formats.transcript import TranscriptIndex
         from spillscope.util import native
 

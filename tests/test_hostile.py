@@ -21,15 +21,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import hostile  # noqa: E402
+import nobody  # noqa: E402
 
 from spillscope.util.text import loads_exact, visible  # noqa: E402
-from spillscope.inspect.verify import inspect_root  # noqa: E402
-from spillscope.reference import check as check_module  # noqa: E402
+from spillscope.inspect.verify.inspection import inspect_root  # noqa: E402
+from spillscope.reference import check as check_module, preview as preview_module  # noqa: E402
 from spillscope.formats.transcript import Fragment, MessageEnd, iter_transcript  # noqa: E402
 from spillscope.formats.sessionlog import MAX_BAD_RUN, iter_log  # noqa: E402
 from spillscope.spill.naming import session_dir_name  # noqa: E402
 from spillscope.spill.policy import format_spill_notice, parse_spill_notice  # noqa: E402
-from spillscope.spill.types import RETRIEVAL_HINT  # noqa: E402
+from spillscope.formats.notices import RETRIEVAL_HINT  # noqa: E402
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -125,7 +126,9 @@ def test_preview_message_encoded_once_against_many_messages(tmp_path, monkeypatc
         encoded[0] += len(text)
         return real(text)
 
+    # Every module of the notice check that encodes (the preview rules and the checker).
     monkeypatch.setattr(check_module, "js_utf8", counting)
+    monkeypatch.setattr(preview_module, "js_utf8", counting)
     ins = inspect_root(case.root, case.logs)
     assert [f.code for f in ins.findings] == ["omission-mismatch"] * len([f for f in ins.findings])
     assert ins.findings, "the unmatched preview message is a finding"
@@ -272,14 +275,13 @@ def test_things_named_like_logs_that_are_not_files(tmp_path):
 
 # ---- class 6: an unreadable root or session dir is not an expired artifact --------------
 
-def _as_other_user(cmd: list[str]) -> list[str]:
-    """Run as ``nobody`` when we are root (the dirs stay root's, 0700); otherwise as we are
-    (the test then takes the permission away with chmod 000)."""
+def _as_other_user(*args: str) -> dict[str, object]:
+    """``spillscope ARGS`` as ``nobody`` when we are root (the dirs stay root's, 0700),
+    from a readable copy of the package (tests/nobody.py); otherwise as we are (the test
+    then takes the permission away with chmod 000). subprocess.run's args and env."""
     if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("setpriv is needed to run a command as nobody")
-        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
-    return cmd
+        return {"args": nobody.spillscope_cli(*args), "env": nobody.env()}
+    return {"args": [sys.executable, "-m", "spillscope", *args]}
 
 
 @pytest.fixture
@@ -311,8 +313,7 @@ def test_unreadable_root_or_session_dir_is_unverified_not_expired(shared_base, w
             os.chmod(os.path.join(d, f), 0o644)
     blocked = case.root if where == "root" else sdir
     blocked.chmod(0o700 if os.geteuid() == 0 else 0)
-    py = [sys.executable, "-m", "spillscope"]
-    proc = subprocess.run(_as_other_user([*py, "verify", str(case.root), "--logs", str(case.logs), "--json"]),
+    proc = subprocess.run(**_as_other_user("verify", str(case.root), "--logs", str(case.logs), "--json"),
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     findings = json.loads(proc.stdout)["findings"]
@@ -322,7 +323,7 @@ def test_unreadable_root_or_session_dir_is_unverified_not_expired(shared_base, w
     assert ("unreadable", str(blocked), None) in {(f["code"], f["path"], f["line"]) for f in findings}
     per_notice = [f for f in findings if f["code"] == "unreadable" and f["locator"]]
     assert len(per_notice) == 5 and all(f["line"] and "unverified" in f["detail"] for f in per_notice)
-    ls = subprocess.run(_as_other_user([*py, "ls", str(case.root)]), capture_output=True, text=True, timeout=120)
+    ls = subprocess.run(**_as_other_user("ls", str(case.root)), capture_output=True, text=True, timeout=120)
     if where == "root":
         assert ls.returncode == 2 and "cannot read the spill root" in ls.stderr and ls.stdout == ""
     else:
@@ -339,7 +340,7 @@ def test_unreadable_logs_subdirectory_is_a_finding(shared_base):
     for d in (shared_base, root, logs, logs / "--p--"):
         d.chmod(0o755)
     hidden.chmod(0o700 if os.geteuid() == 0 else 0)
-    proc = subprocess.run(_as_other_user([sys.executable, "-m", "spillscope", "verify", str(root), "--logs", str(logs), "--json"]),
+    proc = subprocess.run(**_as_other_user("verify", str(root), "--logs", str(logs), "--json"),
                           capture_output=True, text=True, timeout=120)
     findings = json.loads(proc.stdout)["findings"]
     assert [(f["code"], f["path"]) for f in findings] == [("unreadable", str(hidden))], findings

@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
+import nobody
+
 from spillscope.frontends.demo import _write_log, write_demo
-from spillscope.inspect.verify import inspect_root
+from spillscope.inspect.verify.inspection import inspect_root
 from spillscope.spill import RETRIEVAL_HINT
 from spillscope.spill.naming import encode_segment, session_dir_name
 
@@ -287,9 +289,8 @@ def test_prune_as_nobody(nobody_tmp):
     theirs.parent.chmod(0o755)
 
     def as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                               "spillscope", "prune", *args], capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+        return subprocess.run(nobody.spillscope_cli("prune", *args), capture_output=True, text=True, timeout=120,
+                              env=nobody.env())
 
     proc = as_nobody(str(r), "--apply", "--json")
     assert proc.returncode == 0, proc.stderr

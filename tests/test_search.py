@@ -1,4 +1,4 @@
-"""Root-wide exact search (`spillscope grep`, inspect/search.py) and the reader's search."""
+"""Root-wide exact search (`spillscope grep`, inspect/search/) and the reader's search."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from spillscope.util import native
 from spillscope.util.text import js_json_string, js_utf8, utf8_len
 from spillscope.frontends.demo import write_demo
-from spillscope.inspect import artifact_search as A
-from spillscope.inspect import search as S
-from spillscope.inspect import search_tool as TL
-from spillscope.inspect import search_transcript as T
+from spillscope.inspect.search import document as D
+from spillscope.inspect.search import pattern as P
+from spillscope.inspect.search import records as R
+from spillscope.inspect.search import tool as TL
+from spillscope.inspect.search import transcript as T
 from spillscope.formats.transcript import TranscriptIndex, read_transcript, render_transcript
 
 TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "😀", "e\u0301", "\r\n", "\u2028",
@@ -75,7 +76,7 @@ def test_no_native_switch_forces_the_python_path(value: str, python: bool) -> No
                                       b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\\u0000"]), max_size=30).map(b"".join),
        framed=st.booleans(), cut=st.integers(-1, 40))
 def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut: int) -> None:
-    from spillscope.inspect import search_escapes as E
+    from spillscope.inspect.search import escapes as E
 
     data = b'"' + body + b'"\n' if framed else body
     if native.NATIVE is None:
@@ -115,7 +116,7 @@ STATS_ATOMS = [b'"', b"\n", b"\\", b"u", b"/", b"a", b"D", b"8", b"0", b"d", b"e
 def test_simd_counts_equal_the_scalar_and_python_ones(body: bytes, start: int, cut: int) -> None:
     """The counts a search keeps as it goes (32 bytes at a time, UTF-8 validated by SIMD)
     are the scalar loop's and the decoder's, on text that straddles blocks anywhere."""
-    from spillscope.inspect import search_escapes as E
+    from spillscope.inspect.search import escapes as E
 
     nat = native.NATIVE
     if nat is None:
@@ -185,9 +186,9 @@ def test_a_hit_deep_in_a_huge_message_is_counted_without_a_second_read(tmp_path:
     pread, preadv = os.pread, os.preadv
     monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
     monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(sum(map(len, bufs))) or preadv(fd, bufs, at))
-    pattern = S.Pattern("needle")
+    pattern = P.Pattern("needle")
     if kind == "transcript":
-        hits = [ev.hit for ev in S.search_transcript(path, pattern) if isinstance(ev, A._Located)]
+        hits = [ev.hit for ev in T.search_transcript(path, pattern) if isinstance(ev, R._Located)]
     else:
         hits = list(TL.search_tool_output(path, pattern))
     want = len(big) + 4
@@ -439,8 +440,8 @@ def _every_phrase_is_found(tmp_path_factory: pytest.TempPathFactory, texts: list
             a = rng.randrange(len(text))
             needle = text[a : a + rng.randint(1, 40)]
             want = [(i + 1, s, e) for i, t in enumerate(exact) for s, e in brute(t, needle)]
-            for pattern in (S.Pattern(needle), S.Pattern(re.escape(needle), regex=True)):
-                got = [ev for ev in S.search_transcript(str(path), pattern) if isinstance(ev, A._Located)]
+            for pattern in (P.Pattern(needle), P.Pattern(re.escape(needle), regex=True)):
+                got = [ev for ev in T.search_transcript(str(path), pattern) if isinstance(ev, R._Located)]
                 assert [(ev.message, ev.hit.start, ev.hit.end) for ev in got] == want
                 for ev in got:
                     t = exact[ev.message - 1]
@@ -463,12 +464,12 @@ def _reader_search_agrees(tmp_path: Path) -> None:
     root = write_root(tmp_path, [["x", text]])
     path = str(next(root.rglob("*.txt")))
     doc = TranscriptDocument(TranscriptIndex.build(path))
-    hits, capped = S.find_hits(doc, 2, "needle", [(0, 100)])
+    hits, capped = D.find_hits(doc, 2, "needle", [(0, 100)])
     assert [(h.start, h.end) for h in hits] == brute(text, "needle") and not capped
     assert [h.seen for h in hits][:2] == [True, False]
-    assert len(S.find_hits(doc, 2, "re:needle\u754c", None)[0]) == 50
-    with pytest.raises(S.PatternError, match="regex"):
-        S.find_hits(doc, 2, "re:(", None)
+    assert len(D.find_hits(doc, 2, "re:needle\u754c", None)[0]) == 50
+    with pytest.raises(P.PatternError, match="regex"):
+        D.find_hits(doc, 2, "re:(", None)
 
 
 def test_notebook_search_table(tmp_path: Path) -> None:
@@ -557,8 +558,8 @@ def test_every_phrase_in_a_tool_output_is_found(tmp_path_factory: pytest.TempPat
         for _ in range(4):
             a = rng.randrange(len(exact))
             needle = exact[a : a + rng.randint(1, 30)]
-            for pattern in (S.Pattern(needle), S.Pattern(re.escape(needle), regex=True)):
-                got = list(S.search_tool_output(str(path), pattern))
+            for pattern in (P.Pattern(needle), P.Pattern(re.escape(needle), regex=True)):
+                got = list(TL.search_tool_output(str(path), pattern))
                 assert [(h.start, h.end) for h in got] == brute(exact, needle)
                 assert all(h.byte_start == utf8_len(exact[: h.start]) for h in got)
                 assert all(h.match == needle for h in got)
@@ -622,12 +623,12 @@ def test_grep_in_a_transcript_cut_off_mid_write(tmp_path: Path) -> None:
 # own characters chains hits from the message start, whatever the windows, escapes or path.
 CHAIN_TEXTS = ['"' * 40 + "\x00\\u0041" + '"' * 7, "a" * 97 + "b" + "a" * 31, '""' + "\\" * 50 + '"' * 33 + "😀",
                ("aa\n" * 20) + "a" * 45, "e\u0301" * 30 + '"' * 5]
-CHAIN_PATTERNS = [S.Pattern('"""'), S.Pattern("aa"), S.Pattern("\\\\\\"), S.Pattern("e\u0301e"),
-                  S.Pattern('"{2,3}', regex=True), S.Pattern("a+?a", regex=True), S.Pattern("(?<=a)aa", regex=True),
-                  S.Pattern("^aa", regex=True), S.Pattern("AA", ignore_case=True)]
+CHAIN_PATTERNS = [P.Pattern('"""'), P.Pattern("aa"), P.Pattern("\\\\\\"), P.Pattern("e\u0301e"),
+                  P.Pattern('"{2,3}', regex=True), P.Pattern("a+?a", regex=True), P.Pattern("(?<=a)aa", regex=True),
+                  P.Pattern("^aa", regex=True), P.Pattern("AA", ignore_case=True)]
 
 
-def _finditer(text: str, pattern: S.Pattern) -> list[tuple[int, int]]:
+def _finditer(text: str, pattern: P.Pattern) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.compile().finditer(text) if m.end() > m.start()]
 
 
@@ -641,8 +642,8 @@ def test_hit_chains_resume_where_the_last_hit_ended_on_every_path(tmp_path: Path
 
 def _hit_chains(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from spillscope.frontends.tui.document import PlainDocument, TranscriptDocument
-    from spillscope.inspect import search_exact as X
-    from spillscope.inspect import search_message as M
+    from spillscope.inspect.search import exact as X
+    from spillscope.inspect.search import message as M
 
     rng = random.Random(seed)
     texts = rng.sample(CHAIN_TEXTS, 3)
@@ -651,31 +652,31 @@ def _hit_chains(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> N
     exact = [m.text for m in read_transcript(path).messages]
     monkeypatch.setattr(T, "WINDOW", rng.choice([48, 64, 300]))
     monkeypatch.setattr(X, "EXACT_WINDOW", rng.choice([5, 17, 64]))
-    monkeypatch.setattr(S, "DOCUMENT_CHUNK", rng.choice([3, 11, 50]))
+    monkeypatch.setattr(D, "DOCUMENT_CHUNK", rng.choice([3, 11, 50]))
     monkeypatch.setattr(TL, "WINDOW", rng.choice([16, 40]))
     # A short overlap puts window edges inside the runs (every pattern here matches at most 3).
-    for module in (S, X, M):
+    for module in (D, X, M):
         monkeypatch.setattr(module, "REGEX_OVERLAP", rng.choice([4, 9]))
     for pattern in CHAIN_PATTERNS:
         want = [(k, s, e) for k, t in enumerate(exact, 1) for s, e in _finditer(t, pattern)]
-        fast = [(ev.message, ev.hit.start, ev.hit.end) for ev in S.search_transcript(str(path), pattern)
-                if isinstance(ev, A._Located)]
+        fast = [(ev.message, ev.hit.start, ev.hit.end) for ev in T.search_transcript(str(path), pattern)
+                if isinstance(ev, R._Located)]
         fallback = [(ev.message, ev.hit.start, ev.hit.end)
                     for ev in X._exact_transcript(str(path), pattern.compile(), {}, None, lambda: False, 1 << 20)
-                    if isinstance(ev, A._Located)]
+                    if isinstance(ev, R._Located)]
         assert fast == want, pattern
         assert fallback == want, pattern
         doc = TranscriptDocument(TranscriptIndex.build(str(path)))
         for k in range(1, len(exact) + 1):
-            got = [(h.start, h.end) for h in S._document_hits(doc, k, pattern, lambda: False, 10_000)]
+            got = [(h.start, h.end) for h in D._document_hits(doc, k, pattern, lambda: False, 10_000)]
             assert got == _finditer(exact[k - 1], pattern), (pattern, k)
         for k, text in enumerate(texts):
             tool = tmp_path / f"{k + 100:012x}-bash.txt"
             tool.write_bytes(js_utf8(text))
             whole = js_utf8(text).decode()
-            assert [(h.start, h.end) for h in S.search_tool_output(str(tool), pattern)] == _finditer(whole, pattern)
+            assert [(h.start, h.end) for h in TL.search_tool_output(str(tool), pattern)] == _finditer(whole, pattern)
             plain = PlainDocument(str(tool))
-            got = [(h.start, h.end) for h in S._document_hits(plain, 1, pattern, lambda: False, 10_000)]
+            got = [(h.start, h.end) for h in D._document_hits(plain, 1, pattern, lambda: False, 10_000)]
             assert got == _finditer(whole, pattern), pattern
 
 
@@ -691,8 +692,8 @@ def test_a_transcript_of_many_short_messages_costs_its_own_bytes(tmp_path: Path,
     monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
     monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(sum(map(len, bufs))) or preadv(fd, bufs, at))
     with using(scanners):
-        hits = [(ev.message, ev.hit.start) for ev in S.search_transcript(path, S.Pattern("needle"))
-                if isinstance(ev, A._Located)]
+        hits = [(ev.message, ev.hit.start) for ev in T.search_transcript(path, P.Pattern("needle"))
+                if isinstance(ev, R._Located)]
     assert hits == [(1, 16), (501, 18), (1001, 19), (1501, 19)]
     assert sum(read) < 8 * os.path.getsize(path) + (1 << 20)
 
@@ -703,7 +704,7 @@ def test_every_hit_shows_the_context_the_exact_text_has_wherever_windows_end(
         tmp_path: Path, seed: int, scanners: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A hit's context is the exact text around it (to the line's end, at most CONTEXT code
     points), not cut where a read window happened to start or end."""
-    from spillscope.inspect.search_records import _hit
+    from spillscope.inspect.search.records import _hit
 
     rng = random.Random(seed)
     words = ["spill", "needle", "store", " ", " ", "界", "😀", '"', "\\", "\x01", "\ud800", "e\u0301"]
@@ -719,15 +720,15 @@ def test_every_hit_shows_the_context_the_exact_text_has_wherever_windows_end(
         return h.before, h.after
 
     with using(scanners):
-        for pattern in (S.Pattern("needle"), S.Pattern("sto", regex=True), S.Pattern("SPILL", ignore_case=True)):
-            got = [ev for ev in S.search_transcript(str(path), pattern) if isinstance(ev, A._Located)]
+        for pattern in (P.Pattern("needle"), P.Pattern("sto", regex=True), P.Pattern("SPILL", ignore_case=True)):
+            got = [ev for ev in T.search_transcript(str(path), pattern) if isinstance(ev, R._Located)]
             assert len(got) == sum(len(_finditer(t, pattern)) for t in exact)
             for ev in got:
                 assert (ev.hit.before, ev.hit.after) == ideal(exact[ev.message - 1], ev.hit.start, ev.hit.end)
             tool = tmp_path / "000000000100-bash.txt"
             tool.write_bytes(js_utf8(texts[0]))
             whole = js_utf8(texts[0]).decode()
-            hits = list(S.search_tool_output(str(tool), pattern))
+            hits = list(TL.search_tool_output(str(tool), pattern))
             assert [(h.start, h.end) for h in hits] == _finditer(whole, pattern)
             for h in hits:
                 assert (h.before, h.after) == ideal(whole, h.start, h.end)
@@ -767,7 +768,7 @@ def test_grep_writes_in_blocks_even_when_python_is_unbuffered(tmp_path: Path, mo
 def test_only_i_k_and_s_match_beyond_ascii_when_case_is_ignored() -> None:
     """The case-insensitive prefilter trusts that an ASCII character matches only ASCII
     characters under re.IGNORECASE, but for i, k and s: checked over every code point."""
-    from spillscope.inspect.search_pattern import _FOLDS_BEYOND_ASCII
+    from spillscope.inspect.search.pattern import _FOLDS_BEYOND_ASCII
 
     beyond = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
     for c in map(chr, range(0x80)):
@@ -816,11 +817,11 @@ def test_ignoring_case_finds_what_re_finds_wherever_windows_fall(tmp_path: Path,
     tool_text = tool.read_bytes().decode("utf-8", "replace")
     with using(scanners):
         for needle in ("spill store", "KELVIN", "Istanbul", "SPILL\n\"", "kiss", "e\u0301 ", "store\\"):
-            pattern = S.Pattern(needle, ignore_case=True)
+            pattern = P.Pattern(needle, ignore_case=True)
             compiled = pattern.compile()
             want = [(i + 1, m.start(), m.end()) for i, t in enumerate(exact) for m in compiled.finditer(t)]
-            got = [(ev.message, ev.hit.start, ev.hit.end) for ev in S.search_transcript(str(transcript), pattern)
-                   if isinstance(ev, A._Located)]
+            got = [(ev.message, ev.hit.start, ev.hit.end) for ev in T.search_transcript(str(transcript), pattern)
+                   if isinstance(ev, R._Located)]
             assert got == want, needle
             want_tool = [(m.start(), m.end(), utf8_len(tool_text[: m.start()])) for m in compiled.finditer(tool_text)]
             got_tool = [(h.start, h.end, h.byte_start) for h in TL.search_tool_output(str(tool), pattern)]

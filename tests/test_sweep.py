@@ -11,11 +11,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+
+import nobody
 
 from spillscope.spill import LocalSpillStore, SaveTextSpill, SpillOwner, ToolSource
 from spillscope.spill import local as local_module
@@ -188,8 +189,7 @@ def test_sweep_as_nobody_skips_what_nobody_does_not_own(nobody_tmp):
     code = ("import json,sys; from spillscope.spill.sweep import sweep_spill_roots, SweepRoot\n"
             f"w=[]; r=sweep_spill_roots([SweepRoot({str(root)!r}, False)], {CUTOFF}, w.append)\n"
             "print(json.dumps({'removed':[x.path for x in r.removed],'skipped':[[s.path,s.reason] for s in r.skipped],'warn':w}))")
-    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    proc = subprocess.run([*nobody.python(), "-c", code], capture_output=True, text=True, env=nobody.env())
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["removed"] == [str(mine), str(root / SID)]
@@ -380,7 +380,7 @@ def test_forecast_is_exactly_the_sweep(tmp_path, seed):
     FIFOs, nested dirs and odd names."""
     import random
 
-    from spillscope.inspect.verify import inspect_root
+    from spillscope.inspect.verify.inspection import inspect_root
 
     rng = random.Random(seed)
     root = mkroot(tmp_path / "root")
@@ -426,7 +426,7 @@ def test_forecast_is_exactly_the_sweep(tmp_path, seed):
 
 def test_forecast_is_for_the_roots_owner_and_names_live_notices(tmp_path, nobody_tmp):
     from spillscope.frontends.demo import write_demo
-    from spillscope.inspect.verify import inspect_root
+    from spillscope.inspect.verify.inspection import inspect_root
 
     # In sticky /tmp, the ancestors are safe for nobody only below a dir nobody owns.
     root = mkroot(nobody_tmp / "root")

@@ -240,7 +240,7 @@ async def test_rebuild_keeps_the_cursor_on_its_item_at_once(demo):
 async def test_reader_opens_before_the_seen_ranges_are_worked_out(demo, monkeypatch):
     import threading
 
-    import spillscope.inspect.search as app_module  # where the seen ranges are worked out
+    import spillscope.inspect.search.seen as app_module  # where the seen ranges are worked out
 
     release = threading.Event()
     real = app_module.digest_transcript

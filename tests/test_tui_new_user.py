@@ -11,11 +11,11 @@ from textual.widgets import Input
 
 from spillscope.util.text import js_utf8
 from spillscope.frontends.demo import write_demo
-from spillscope.reference.check import MessageView
+from spillscope.reference.preview import MessageView
 from spillscope.reference.join import join_offset
 from spillscope.reference.retention import truncate_with_notice
 from spillscope.frontends.tui.app import SpillscopeApp
-from spillscope.inspect.search import MAX_HITS
+from spillscope.inspect.search.records import MAX_HITS
 from spillscope.frontends.tui.screens import ConfirmScreen, Goto, HelpScreen, PromptScreen, ReaderScreen
 from spillscope.frontends.tui.textview import TextView
 from spillscope.frontends.tui.widgets import BrowseTree

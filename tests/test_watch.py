@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -18,8 +19,11 @@ from typing import Callable, Iterable
 
 import pytest
 
-from spillscope.inspect import watch as watch_mod
-from spillscope.inspect.watch import ChangeEvent, watch_root
+import nobody
+
+from spillscope.inspect.watch import root as watch_mod
+from spillscope.inspect.watch.events import STATUS_EVENTS, ChangeEvent
+from spillscope.inspect.watch.root import watch_root
 
 SESSION_A = "session-aaaaaaaaaaaa"
 SESSION_B = "session-bbbbbbbbbbbb"
@@ -170,7 +174,7 @@ def test_root_followed_by_path_through_every_operation(tmp_path):
         assert w.settle(root) == set()
     finally:
         w.close()
-    statuses = [e["event"] for e in w.seen if e["event"] in watch_mod.STATUS_EVENTS]
+    statuses = [e["event"] for e in w.seen if e["event"] in STATUS_EVENTS]
     assert statuses[0] == "live"
 
 
@@ -198,7 +202,7 @@ def test_a_symlink_named_like_an_artifact_is_reported_and_the_watch_goes_on(tmp_
 
 
 def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, monkeypatch):
-    from spillscope.inspect import watch_local
+    from spillscope.inspect.watch import local as watch_local
 
     real = watch_local._os_watch
     failures = {"left": 2}
@@ -227,7 +231,7 @@ def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, 
 
 def test_a_burst_and_missed_events_end_equal_to_the_disk(tmp_path, monkeypatch):
     # The OS watcher drops every event: the consistency check alone must catch up.
-    from spillscope.inspect import watch_local
+    from spillscope.inspect.watch import local as watch_local
 
     real = watch_local._os_watch
 
@@ -257,9 +261,6 @@ def test_unreadable_root_is_stale_then_live():
     # on a root outside pytest's private (0700) tmp dir.
     import tempfile
 
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
-    if as_nobody and shutil.which("setpriv") is None:
-        pytest.skip("setpriv is not installed")
     from conftest import SYSTEM_TMP
 
     base = Path(tempfile.mkdtemp(prefix="spillscope-test-", dir=SYSTEM_TMP))
@@ -269,7 +270,7 @@ def test_unreadable_root_is_stale_then_live():
         _mkroot(root)
         for p in (root, root / SESSION_A):
             os.chmod(p, 0o777)
-        proc = WatchProcess(root, prefix=as_nobody)
+        proc = WatchProcess(root, as_nobody=os.geteuid() == 0)
         try:
             proc.wait_for(lambda e: e["event"] == "live")
             os.chmod(root, 0o000)
@@ -290,12 +291,14 @@ def test_unreadable_root_is_stale_then_live():
 class WatchProcess(EventStream):
     """`spillscope watch --json` in a subprocess, its events read in a thread; always stopped."""
 
-    def __init__(self, root: Path, *extra: str, prefix: list[str] | None = None, ignore_sigint: bool = False) -> None:
+    def __init__(self, root: Path, *extra: str, as_nobody: bool = False, ignore_sigint: bool = False) -> None:
         def ignore() -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # what `cmd &` does in a script
 
-        self.proc = subprocess.Popen([*(prefix or []), sys.executable, "-m", "spillscope", "watch", str(root), "--json", *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        args = ("watch", str(root), "--json", *extra)
+        # As nobody: from a readable copy of the package (the checkout may be private).
+        self.proc = subprocess.Popen(nobody.spillscope_cli(*args) if as_nobody else [sys.executable, "-m", "spillscope", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=nobody.env() if as_nobody else None,
                                      preexec_fn=ignore if ignore_sigint else None)
         super().__init__()
         threading.Thread(target=lambda: [self.events.put(json.loads(l)) for l in self.proc.stdout], daemon=True).start()
@@ -382,8 +385,8 @@ def test_session_dirs_renamed_under_writes_move_the_watcher_without_relisting_th
     # the new dirs are listed again; a full listing of the root each time (every second
     # under churn) starved a busy app. Modifications too must all arrive: the watcher's
     # picture of every file (size, mtime) ends equal to the disk.
-    from spillscope.inspect.watch import LocalWatcher
-    from spillscope.inspect.watch_state import RootState
+    from spillscope.inspect.watch.local import LocalWatcher
+    from spillscope.inspect.watch.state import RootState
 
     full = {"n": 0}
     sync = RootState.sync
@@ -465,7 +468,7 @@ def test_the_os_watcher_says_when_it_is_up_and_hands_over_without_waiting(tmp_pa
     # for a change and its debounce, or for the timeout.
     from watchfiles import Change
 
-    from spillscope.inspect.watch_local import _os_watch
+    from spillscope.inspect.watch.local import _os_watch
 
     root = tmp_path / "root"
     _mkroot(root)
@@ -483,3 +486,34 @@ def test_the_os_watcher_says_when_it_is_up_and_hands_over_without_waiting(tmp_pa
     finally:
         stop.set()
         gen.close()
+
+
+def test_watch_json_lines_carry_an_iso_utc_timestamp(tmp_path):
+    from datetime import datetime, timezone
+
+    root = tmp_path / "root"
+    _mkroot(root)
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    proc = WatchProcess(root, "--initial")
+    try:
+        ev = proc.wait_for(lambda e: e["event"] == "added")
+        live = proc.wait_for(lambda e: e["event"] == "live")
+    finally:
+        assert proc.stop() == 0
+    after = datetime.now(timezone.utc)
+    for e in (ev, live):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", e["time"]), e
+        assert before <= datetime.fromisoformat(e["time"].replace("Z", "+00:00")) <= after
+
+
+def test_watch_table_lines_start_with_the_same_timestamp(tmp_path):
+    root = tmp_path / "root"
+    _mkroot(root)
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(root), "--initial"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  added ", first), first

@@ -29,6 +29,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "past-retention": ("warning", "an artifact the backend's start-up sweep would delete at --retention (prune's rule)"),
     "snapshot-unavailable": ("info", "the notice itself says the save failed or no storage was configured"),
     "notice-dialect": ("info", "a tool spill notice in a fork's dialect (more-bytes, omitted-images, gap), read leniently"),
+    "content-mismatch": ("error", "a spill file's bytes differ from the full text its transcript kept (first differing byte)"),
+    "preview-mismatch": ("error", "a notice's preview (head or tail) is not the spill file's own start or end"),
+    "size-label-mismatch": ("error", "a notice's size label (e.g. 83.7KB, 1,234 chars) disagrees with the spill file"),
+    "digest-mismatch": ("error", "a notice's SHA-256 of the full output is not the spill file's"),
     "normalized-locator": ("info", "a replay-normalised {{spillLocator:NAME}} locator; checked against the one artifact named NAME, if any"),
 }
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ..reference.message import ReferenceMessageError, is_reference_message, message_text, parse_reference_text
 from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs_checked, iter_log, parse_header
 from ..spill.naming import session_hash
 from ..formats.notices import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
-from .scan import ProgressFn
+from .scan.tree import ProgressFn
 
 
 @dataclass(frozen=True)
@@ -158,17 +158,21 @@ def _read_reference(log: SessionLog, data: Mapping[str, Any], line: int, seq: in
 
 def read_logs(logs_root: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
               progress: ProgressFn | None = None) -> list[SessionLog]:
+    return list(iter_logs(logs_root, max_line_bytes=max_line_bytes, progress=progress))
+
+
+def iter_logs(logs_root: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+              progress: ProgressFn | None = None) -> Iterator[SessionLog]:
+    """:func:`read_logs` one log at a time, for a caller that folds each and lets it go."""
     paths, problems = find_logs_checked(logs_root)
-    out = []
     for problem in problems:
         # Not a log, but where one belongs: a finding, never a silent skip.
         code = "unreadable" if problem.unreadable else "malformed-log"
-        out.append(SessionLog(problem.path, None, None, findings=[finding(code, path=problem.path, detail=problem.reason)]))
+        yield SessionLog(problem.path, None, None, findings=[finding(code, path=problem.path, detail=problem.reason)])
     for done, path in enumerate(paths, start=1):
-        out.append(read_session_log(path, max_line_bytes=max_line_bytes))
+        yield read_session_log(path, max_line_bytes=max_line_bytes)
         if progress is not None:
             progress("logs", done, len(paths))
-    return out
 
 
 def logs_by_hash(logs: list[SessionLog]) -> dict[str, SessionLog]:

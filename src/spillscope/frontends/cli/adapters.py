@@ -29,7 +29,8 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     from .prune import PruneError, prune, prune_json, write_human
 
     try:
-        result = prune(args.root, older_than=args.older_than, apply=args.apply, logs=args.logs,
+        older_than = args.older_than if args.older_than is not None else 30 * 86400.0
+        result = prune(args.root, older_than=older_than, apply=args.apply, logs=args.logs,
                        keep_active=args.keep_active, max_log_line_bytes=args.max_log_line_bytes)
     except PruneError as exc:
         raise UsageError(str(exc)) from None
@@ -42,7 +43,7 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from .grep import GrepError, grep
-    from ...inspect.search import Pattern
+    from ...inspect.search.pattern import Pattern
 
     try:
         text = args.pattern

@@ -24,8 +24,8 @@ class WatchUsageError(Exception):
 
 
 def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: TextIO | None = None) -> int:
-    from ...inspect.watch import watch_root
-    from ...inspect.watch_events import root_problem
+    from ...inspect.watch.root import watch_root
+    from ...inspect.watch.events import root_problem
 
     err = err or sys.stderr
     why = root_problem(root)
@@ -41,17 +41,25 @@ def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: Text
             err.write(f"spillscope: {visible(root, one_line=True)} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
             err.flush()
         for batch in watch_root(root, stop=stop, initial=initial):
+            stamp = utc_stamp(time.time())  # when the watcher reported the batch
             for ev in batch:
                 if as_json:
-                    out.write(json.dumps(ev.to_json(), ensure_ascii=True) + "\n")
+                    out.write(json.dumps({"time": stamp, **ev.to_json()}, ensure_ascii=True) + "\n")
                 else:
                     detail = f"  ({visible(ev.detail, one_line=True)})" if ev.detail else ""
-                    out.write(f"{time.strftime('%H:%M:%S')}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path, one_line=True)}{detail}\n")
+                    out.write(f"{stamp}  {ev.event:<13} {ev.kind or '-':<29} {visible(ev.path, one_line=True)}{detail}\n")
             out.flush()
     finally:
         stop.set()
         restore()
     return 0
+
+
+def utc_stamp(seconds: float) -> str:
+    """ISO 8601 in UTC to the millisecond, ``2026-12-04T16:37:02.123Z``: sortable as text,
+    and the same whatever time zone the watcher or the reader of its output is in."""
+    ms = int(seconds * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
 def _stop_on_signals(stop: threading.Event) -> Callable[[], None]:

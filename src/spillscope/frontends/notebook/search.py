@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from ..format import count
 from ...util.text import visible
 from ...inspect.findings import Finding
-from ...inspect.search import SearchHit
+from ...inspect.search.root import SearchHit
 from .findings import Findings
 from .render import _wrap, esc
 

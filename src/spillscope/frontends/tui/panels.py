@@ -18,8 +18,8 @@ from textual.widgets import Static
 from ..format import count, human_age, human_size
 from ...util.text import visible
 from ...inspect.findings import CODES, Finding
-from ...inspect.scan import Artifact
-from ...inspect.verify import ReferenceLink, ToolSpillLink
+from ...inspect.scan.tree import Artifact
+from ...inspect.link.records import ReferenceLink, ToolSpillLink
 from ...reference.join import join_offset
 from .labels import badge_style, one_line
 from .safe_text import BADGE_STYLE, BreakableText, breakable, clip, safe

@@ -18,7 +18,9 @@ from textual.worker import get_current_worker
 
 from ..format import count
 from ...inspect.findings import Finding
-from ...inspect.search import Hit, Pattern, PatternError, SearchHit, search_root
+from ...inspect.search.document import Hit
+from ...inspect.search.pattern import Pattern, PatternError
+from ...inspect.search.root import SearchHit, search_root
 from .footer import FittingFooter
 from .labels import ContextLabel, Extra, FitLabel, FittingTree
 
@@ -196,7 +198,7 @@ class SearchScreen(Screen[None]):
         if link is not None:
             seen = app.seen_ranges(h.path, link)  # type: ignore[attr-defined]
         forbidden = [p for p in (self.root, self.logs) if p]
-        reader = ReaderScreen(document, h.path.rsplit("/", 1)[-1], seen, forbidden)
+        reader = ReaderScreen(document, h.path.rsplit("/", 1)[-1], seen, forbidden, getattr(app, "export_dir", None))
 
         def place() -> None:
             reader.show_message(k, h.start)

@@ -1,0 +1,137 @@
+"""Claude Code's tree: ``~/.claude/projects/<project>/`` dirs of sessions, and what each holds.
+
+Verified on real sessions (rcgray/claude-code-bug-phantom-reads-17407 @96731ef2, CC
+2.0.58–2.1.22, 223 transcripts, 678 spill files)::
+
+    <project>/<sessionId>.jsonl                         a session's transcript
+    <project>/agent-<id>.jsonl                          a subagent's (CC 2.0.5x)
+    <project>/<sessionId>/subagents/agent-<id>.jsonl    a subagent's (CC 2.1.x)
+    <project>/<sessionId>/tool-results/<toolUseId>.txt  a spilled tool result
+
+A *project dir* holds at least one of these; a *projects dir* (``~/.claude/projects``) holds
+project dirs. Anything else in a project dir (``memory/``, notes a user copied there) is not
+Claude Code's spill layout and is left alone; anything but a regular file inside
+``tool-results/`` is a finding (a symlink is reported, never followed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+from ...inspect.findings import Finding, finding
+from ...util.fs import file_type
+from ..base import SpillFile, Transcript
+
+SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+AGENT_LOG = re.compile(r"agent-[0-9A-Za-z_-]+\.jsonl\Z")
+TOOL_RESULTS = "tool-results"
+SUBAGENTS = "subagents"
+
+
+@dataclass
+class Project:
+    path: str
+    transcripts: list[Transcript] = field(default_factory=list)
+    files: list[SpillFile] = field(default_factory=list)
+    #: Session dir names that hold a tool-results dir.
+    session_dirs: set[str] = field(default_factory=set)
+    #: Paths in a tool-results dir that hold something other than a file (a dir, a FIFO) or
+    #: could not be looked at: a notice naming one is unverified, never expired.
+    blocked: set[str] = field(default_factory=set)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _entries(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _is_session_log(entry: os.DirEntry[str]) -> bool:
+    name = entry.name
+    if not name.endswith(".jsonl"):
+        return False
+    return (SESSION_ID.match(name[:-6]) is not None or AGENT_LOG.match(name) is not None) and entry.is_file(
+        follow_symlinks=False)
+
+
+def is_project(path: str) -> bool:
+    """``path`` holds a session transcript, or a session dir with tool-results or subagents."""
+    for e in _entries(path):
+        if _is_session_log(e):
+            return True
+        if SESSION_ID.match(e.name) and e.is_dir(follow_symlinks=False):
+            if any(s.name in (TOOL_RESULTS, SUBAGENTS) for s in _entries(e.path)):
+                return True
+    return False
+
+
+def project_dirs(tree: str) -> list[str]:
+    """The project dirs in ``tree``: itself, or its children (a projects dir)."""
+    if is_project(tree):
+        return [tree]
+    return [e.path for e in _entries(tree) if e.is_dir(follow_symlinks=False) and is_project(e.path)]
+
+
+def scan_project(path: str) -> Project:
+    """Every transcript and spill file of one project dir, from ``scandir`` + ``lstat``."""
+    project = Project(path)
+    for e in _entries(path):
+        if _is_session_log(e):
+            st = e.stat(follow_symlinks=False)
+            stem = e.name[:-6]
+            session = stem if SESSION_ID.match(stem) else None  # an old subagent's: its records say
+            project.transcripts.append(Transcript(e.path, session, st.st_size, st.st_mtime))
+        elif SESSION_ID.match(e.name) and e.is_dir(follow_symlinks=False):
+            _scan_session_dir(project, e)
+    return project
+
+
+def _scan_session_dir(project: Project, session: os.DirEntry[str]) -> None:
+    for e in _entries(session.path):
+        if e.name == SUBAGENTS and e.is_dir(follow_symlinks=False):
+            for s in _entries(e.path):
+                if s.name.endswith(".jsonl") and s.is_file(follow_symlinks=False):
+                    st = s.stat(follow_symlinks=False)
+                    project.transcripts.append(Transcript(s.path, session.name, st.st_size, st.st_mtime, session.name))
+        elif e.name == TOOL_RESULTS and e.is_dir(follow_symlinks=False):
+            project.session_dirs.add(session.name)
+            try:
+                with os.scandir(e.path) as it:
+                    entries = sorted(it, key=lambda x: x.name)
+            except OSError as exc:
+                project.blocked.add(e.path)
+                project.findings.append(finding("unreadable", path=e.path, session=session.name,
+                                                detail=f"cannot list the tool-results dir: {exc.strerror or exc}"))
+                continue
+            for f in entries:
+                _add_spill(project, f, session.name)
+
+
+def _add_spill(project: Project, entry: os.DirEntry[str], session: str) -> None:
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return  # gone between the listing and the lstat: as if never listed
+    except OSError as exc:
+        project.blocked.add(entry.path)
+        project.findings.append(finding("unreadable", path=entry.path, session=session,
+                                        detail=f"cannot lstat: {exc.strerror or exc}"))
+        return
+    mode = st.st_mode
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        link = stat.S_ISLNK(mode)
+        project.files.append(SpillFile(entry.path, entry.name, st.st_size, st.st_mtime, stat.S_IMODE(mode), session,
+                                       link, not link))
+        if link:
+            project.findings.append(finding("symlink", path=entry.path, session=session,
+                                            detail="a symlink in a tool-results dir (reported, never followed)"))
+    else:
+        project.blocked.add(entry.path)
+        project.findings.append(finding("unexpected-entry", path=entry.path, session=session,
+                                        detail=f"a {file_type(mode)} in a tool-results dir (Claude Code writes files only)"))

@@ -1,0 +1,43 @@
+"""Claude Code's own cleanup: ``cleanupPeriodDays`` (default 30), read where the user keeps it.
+
+Official docs (code.claude.com/docs/en/claude-directory, "Application data", as quoted in
+anthropics/claude-code#51779): transcripts ``projects/<project>/<session>.jsonl`` and
+``projects/<project>/<session>/tool-results/`` are deleted at start-up once their mtime is
+older than ``cleanupPeriodDays`` (default 30, at least 1; tool results only since 2.1.83,
+#38576). The user's value is in ``~/.claude/settings.json`` — found here as the
+``settings.json`` beside the ``projects`` dir the inspected tree is in.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ...util.text import loads_exact
+from ..base import RetentionRule
+
+DEFAULT_DAYS = 30
+SCOPE = "session transcripts and tool-results files, by mtime, at Claude Code's start-up"
+
+
+def claude_home(tree: str) -> str | None:
+    """The ``.claude`` dir above ``tree`` (a projects dir or a project dir in it), if it has one."""
+    path = os.path.abspath(tree)
+    for candidate in (path, os.path.dirname(path)):
+        if os.path.basename(candidate) == "projects":
+            return os.path.dirname(candidate)
+    return None
+
+
+def retention_rule(tree: str) -> RetentionRule:
+    home = claude_home(tree)
+    if home is not None:
+        settings = os.path.join(home, "settings.json")
+        try:
+            with open(settings, "rb") as f:
+                data = loads_exact(f.read())
+        except (OSError, ValueError):
+            data = None
+        days = data.get("cleanupPeriodDays") if isinstance(data, dict) else None
+        if isinstance(days, (int, float)) and not isinstance(days, bool) and days >= 1:
+            return RetentionRule(float(days) * 86400.0, f"{settings}: cleanupPeriodDays {days:g}", SCOPE)
+    return RetentionRule(DEFAULT_DAYS * 86400.0, f"default cleanupPeriodDays {DEFAULT_DAYS}", SCOPE)

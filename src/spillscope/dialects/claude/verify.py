@@ -1,0 +1,368 @@
+"""Linking Claude Code's spill files to the tool results that name them, and checking each.
+
+Rules (real data: rcgray/claude-code-bug-phantom-reads-17407 @96731ef2; see notice.py for
+the notice itself). A spill file ``<project>/<sessionId>/tool-results/<name>`` is named by:
+
+* a ``tool_result`` block whose ``tool_use_id`` is the file's stem (``toolu_….txt``): where
+  the transcript kept the full text (CC 2.1.x kept it for 675 of the 678 real files), the file
+  must be byte-identical to it (as Node writes UTF-8);
+* a result that *starts* with ``<persisted-output>`` (a notice): the path it gives, resolved by
+  its ``<sessionId>/tool-results/<name>`` tail inside the inspected project (the absolute
+  path is the agent machine's); the preview must be the file's start and the size label its
+  JavaScript length (see notice.py); where ``toolUseResult.content`` holds the tool's full
+  text (Grep: 3 of 3 real notices), the file must equal it;
+* ``toolUseResult.persistedOutputPath`` (newer builds, Bash task ids; schema as quoted by
+  third parties, not seen in the real corpus): the file's size must be ``persistedOutputSize``;
+* a ``content-replacement`` record's ``tool-result`` replacement (newer builds; unverified),
+  read as a notice;
+* a later tool call whose input names the file's path (the model reading its spill).
+
+Each spill file is one link (one checked notice) however many records name it, and each
+failed check one finding: a changed byte is one ``content-mismatch``, not one per record. A
+file nothing names is an ``orphan-artifact`` with its session dir as the probable session; a
+file a notice or path names that is gone is one ``expired-locator`` (the notice remains); a
+file that is there but cannot be read is ``unreadable``, never expired. A full-text result
+whose file is gone leaves no trace to report: the transcript never said a file was written
+(510 of the 678 real files are named by nothing but their tool_use_id).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator
+
+from ...inspect.findings import Finding, finding
+from ...util.fs import open_regular
+from ...util.text import loads_exact
+from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
+from ..engine import lines_holding
+from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
+from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
+from .notice import NoticeError, is_notice, parse_notice, size_label_of
+from .retention import retention_rule
+
+#: Only lines holding one of these are parsed: the rest cannot name a spill file.
+_WANTED = (b'"tool_result"', b"tool-results", b'"content-replacement"')
+_SPLIT = re.compile(r"[\\/]")
+#: How strongly a record names a file: a notice is the best place to show, a mention the weakest.
+_STRENGTH = {"persisted-output": 4, "persisted-output-v1": 4, "content-replacement": 4, "persisted-path": 3,
+             "full-text": 2, "tool-result-id": 1, "mention": 0}
+
+
+@dataclass(slots=True)
+class _Evidence:
+    transcript: str
+    line: int
+    session: str | None
+    form: str
+    named: str | None
+    notice: str
+    references: int = 1
+    passed: list[str] = field(default_factory=list)
+    failures: dict[str, Finding] = field(default_factory=dict)
+    unreadable: bool = False
+
+
+def inspect_tree(tree: str, options: Options) -> Report:
+    """Every project dir in ``tree`` (itself, or the project dirs of a projects dir)."""
+    rule = retention_rule(tree)
+    report = Report("claude", tree, [], [], [], [], rule)
+    seconds = options.retention_seconds if options.retention_seconds is not None else rule.seconds
+    for path in project_dirs(tree):
+        project = scan_project(path)
+        _Pass(project, options, report).run()
+        report.transcripts.extend(project.transcripts)
+        report.files.extend(project.files)
+    cutoff = options.now - seconds
+    everything: list[Transcript | SpillFile] = [*report.transcripts, *report.files]
+    swept = [x for x in everything if x.mtime < cutoff]
+    report.past_retention = [x.path for x in swept]
+    if options.retention_seconds is not None:
+        for x in swept:
+            report.findings.append(finding(
+                "past-retention", path=x.path, session=x.session,
+                detail=f"older than the retention asked for ({options.retention_seconds:g} s): Claude Code's "
+                       f"start-up cleanup at that cleanupPeriodDays deletes it"))
+    return report
+
+
+class _Pass:
+    """One project: read each transcript once, streamed; check each named file as it is met."""
+
+    def __init__(self, project: Project, options: Options, report: Report) -> None:
+        self.project = project
+        self.options = options
+        self.report = report
+        self.by_path = {f.path: f for f in project.files}
+        self.by_id: dict[str, list[SpillFile]] = {}
+        for f in project.files:
+            stem = f.name.rsplit(".", 1)[0] if "." in f.name else f.name
+            self.by_id.setdefault(stem, []).append(f)
+        self.evidence: dict[str, _Evidence] = {}
+        #: Tool calls whose input names a tool-results path, until their result says they worked.
+        self.pending: dict[str, list[str]] = {}
+        self.outside: list[Link] = []
+
+    def run(self) -> None:
+        findings = self.report.findings
+        findings.extend(self.project.findings)
+        for t in self.project.transcripts:
+            self._read(t)
+        for f in self.project.files:
+            ev = self.evidence.get(f.path)
+            if ev is None:
+                if not f.is_symlink:
+                    has_log = any(t.session == f.session for t in self.project.transcripts)
+                    findings.append(finding(
+                        "orphan-artifact", path=f.path, session=f.session,
+                        detail="no tool result in this project's transcripts names this file"
+                               + ("" if has_log else f" (and session {f.session} has no transcript here)")))
+                continue
+            findings.extend(_one_per_file(ev.failures))
+            status: LinkStatus
+            if ev.failures:
+                status = "mismatch"
+            elif ev.unreadable or f.is_symlink:
+                status = "unreadable"
+            else:
+                status = "verified" if ev.passed else "linked"
+            self.report.links.append(Link(ev.transcript, ev.line, ev.session, ev.form, f.path, ev.named, status,
+                                          tuple(dict.fromkeys(ev.passed)), ev.notice, ev.references))
+        for path, ev in self.evidence.items():
+            if path in self.by_path:
+                continue
+            findings.extend(_one_per_file(ev.failures))
+            if path in self.project.blocked or os.path.dirname(path) in self.project.blocked:
+                # Something is there that is not a file, or the dir could not be listed (already
+                # a finding): the notice is unverified, not expired.
+                self.report.links.append(Link(ev.transcript, ev.line, ev.session, ev.form, None, ev.named,
+                                              "unreadable", (), ev.notice, ev.references))
+                continue
+            findings.append(finding(
+                "expired-locator", path=ev.transcript, line=ev.line, session=ev.session, locator=ev.named or path,
+                detail=f"the {ev.form} names a spill file that is gone (the notice remains)"
+                       + (f"; {ev.references - 1} more records name it" if ev.references > 1 else "")))
+            self.report.links.append(Link(ev.transcript, ev.line, ev.session, ev.form, None, ev.named, "expired",
+                                          (), ev.notice, ev.references))
+        self.report.links.extend(self.outside)
+
+    # -- reading a transcript ------------------------------------------------------------
+
+    def _read(self, t: Transcript) -> None:
+        try:
+            f = os.fdopen(open_regular(t.path), "rb")
+        except OSError as exc:
+            self.report.findings.append(finding("unreadable", path=t.path, session=t.session,
+                                                detail=f"cannot read the transcript: {exc.strerror or exc}"))
+            return
+        with f:
+            for lineno, raw in lines_holding(f, _WANTED):
+                try:
+                    rec = loads_exact(raw)
+                except ValueError as exc:
+                    if raw.endswith(b"\n"):  # a last line without one is still being written
+                        self.report.findings.append(finding("malformed-log", path=t.path, line=lineno, session=t.session,
+                                                            detail=f"not JSON: {exc}"))
+                    continue
+                if isinstance(rec, dict):
+                    self._record(rec, t, lineno)
+
+    def _record(self, rec: dict[str, Any], t: Transcript, line: int) -> None:
+        session = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else t.session
+        kind = rec.get("type")
+        message = rec.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "content-replacement":
+            for r in rec.get("replacements") or ():
+                if isinstance(r, dict) and r.get("kind") == "tool-result" and isinstance(r.get("replacement"), str):
+                    self._result(r["replacement"], r.get("toolUseId"), None, t, line, session, "content-replacement")
+            return
+        if not isinstance(content, list):
+            return
+        tur = rec.get("toolUseResult")
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "tool_result":
+                calls = self.pending.pop(block.get("tool_use_id"), None)  # type: ignore[arg-type]
+                if calls is not None and block.get("is_error") is not True:
+                    for text in calls:
+                        self._mention(text, t, line, session)
+                self._result(_text_of(block.get("content")), block.get("tool_use_id"), tur, t, line, session, None)
+            elif btype == "tool_use" and kind == "assistant" and isinstance(block.get("id"), str):
+                named = [s for s in _strings(block.get("input")) if TOOL_RESULTS in s]
+                if named:
+                    self.pending[block["id"]] = named
+
+    # -- one record naming a file -------------------------------------------------------
+
+    def _resolve(self, named: str) -> str | None:
+        """The path inside this project that ``named`` (an absolute path on the agent's machine) means."""
+        parts = _SPLIT.split(named.strip())
+        if (len(parts) >= 3 and parts[-2] == TOOL_RESULTS and SESSION_ID.match(parts[-3])
+                and parts[-1] not in ("", ".", "..") and "\x00" not in parts[-1]):
+            return os.path.join(self.project.path, parts[-3], TOOL_RESULTS, parts[-1])
+        return None
+
+    def _evidence(self, path: str, t: Transcript, line: int, session: str | None, form: str, named: str | None,
+                  notice: str) -> _Evidence:
+        ev = self.evidence.get(path)
+        if ev is None:
+            ev = self.evidence[path] = _Evidence(t.path, line, session, form, named, notice)
+            return ev
+        ev.references += 1
+        if ev.named is None:
+            ev.named = named
+        if _STRENGTH[form] > _STRENGTH[ev.form]:  # show the notice, not the id-only record
+            ev.transcript, ev.line, ev.session, ev.form, ev.named, ev.notice = t.path, line, session, form, named, notice
+        return ev
+
+    def _fail(self, ev: _Evidence, code: str, t: Transcript, line: int, session: str | None, target: str,
+              detail: str) -> None:
+        if code not in ev.failures:  # one finding per check per file, however many records repeat it
+            ev.failures[code] = finding(code, path=t.path, line=line, session=session, locator=target, detail=detail)
+
+    def _load(self, f: SpillFile, ev: _Evidence, t: Transcript, line: int, session: str | None) -> bytes | None:
+        if f.is_symlink:
+            ev.unreadable = True
+            return None
+        got: Read = read_spill(f.path)
+        if got.data is None:
+            ev.unreadable = True
+            if not got.gone:
+                self._fail(ev, "unreadable", t, line, session, f.path, f"cannot read the spill file: {got.error}")
+        return got.data
+
+    def _result(self, text: str | None, tool_use_id: object, tur: object, t: Transcript, line: int,
+                session: str | None, form: str | None) -> None:
+        tur_d = tur if isinstance(tur, dict) else {}
+        if text is not None and is_notice(text):
+            self._notice(text, tur_d, t, line, session, form or "persisted-output")
+        elif isinstance(tool_use_id, str) and tool_use_id in self.by_id:
+            files = self.by_id[tool_use_id]
+            own = [f for f in files if f.session == session] or files
+            for f in own:
+                notice = text if text is not None else ""
+                ev = self._evidence(f.path, t, line, session, "full-text" if text is not None else "tool-result-id", None,
+                                    notice[:2000])
+                if text is None or not self.options.check_content:
+                    continue
+                data = self._load(f, ev, t, line, session)
+                if data is None:
+                    continue
+                problem = same_bytes(text, data)
+                if problem is None:
+                    ev.passed.append("bytes")
+                else:
+                    self._fail(ev, "content-mismatch", t, line, session, f.path,
+                               f"the transcript kept this tool result's full text and {problem}")
+        persisted = tur_d.get("persistedOutputPath")
+        if isinstance(persisted, str):
+            self._persisted_path(persisted, tur_d.get("persistedOutputSize"), t, line, session)
+
+    def _notice(self, text: str, tur: dict[str, Any], t: Transcript, line: int, session: str | None, form: str) -> None:
+        try:
+            notice = parse_notice(text)
+        except NoticeError as exc:
+            self.report.findings.append(finding("malformed-notice", path=t.path, line=line, session=session,
+                                                detail=str(exc)))
+            return
+        if notice.generation == 1 and form == "persisted-output":
+            form = "persisted-output-v1"
+        target = self._resolve(notice.path)
+        if target is None:
+            self.outside.append(Link(t.path, line, session, form, None, notice.path, "unchecked", (), text))
+            return
+        ev = self._evidence(target, t, line, session, form, notice.path, text)
+        f = self.by_path.get(target)
+        if f is None or not self.options.check_content:
+            return
+        data = self._load(f, ev, t, line, session)
+        if data is None:
+            return
+        ev.passed.append("exists")
+        if notice.preview is not None:
+            problem = is_prefix(notice.preview, data)
+            if problem is None:
+                ev.passed.append("prefix")
+            else:
+                self._fail(ev, "preview-mismatch", t, line, session, target, problem)
+        if notice.size_label is not None and notice.unit is not None:
+            units = js_length(data)
+            want = None if units is None else size_label_of(units, notice.unit)
+            if want == notice.size_label:
+                ev.passed.append("size-label")
+            else:
+                self._fail(ev, "size-label-mismatch", t, line, session, target,
+                           f"the notice says {notice.size_label}{notice.unit}; the file's text is "
+                           + ("not UTF-8" if units is None else f"{units} UTF-16 units = {want}{notice.unit}"))
+        full = tur.get("content")
+        if isinstance(full, str) and notice.preview is not None and full.startswith(notice.preview) and full != text:
+            # The tool's own full output (Grep keeps it here): the file is it, byte for byte.
+            problem = same_bytes(full, data)
+            if problem is None:
+                ev.passed.append("bytes")
+            else:
+                self._fail(ev, "content-mismatch", t, line, session, target,
+                           f"toolUseResult.content holds the full output and {problem}")
+
+    def _persisted_path(self, named: str, size: object, t: Transcript, line: int, session: str | None) -> None:
+        target = self._resolve(named)
+        if target is None:
+            self.outside.append(Link(t.path, line, session, "persisted-path", None, named, "unchecked"))
+            return
+        ev = self._evidence(target, t, line, session, "persisted-path", named, "")
+        f = self.by_path.get(target)
+        if f is None or f.is_symlink:
+            return
+        ev.passed.append("exists")
+        if isinstance(size, int) and not isinstance(size, bool):
+            if size == f.size:
+                ev.passed.append("size")
+            else:
+                self._fail(ev, "bytes-mismatch", t, line, session, target,
+                           f"persistedOutputSize is {size} bytes; the file has {f.size}")
+
+    def _mention(self, text: str, t: Transcript, line: int, session: str | None) -> None:
+        """A tool call that named a spill file's path and did not fail (the model read its spill
+        back): the file existed then, so one that is gone now has expired."""
+        for m in re.finditer(r"[^\s\"'`]*tool-results[\\/][^\s\"'`]+", text):
+            target = self._resolve(m.group(0))
+            if target is not None:
+                self._evidence(target, t, line, session, "mention", m.group(0), "")
+
+
+def _one_per_file(failures: dict[str, Finding]) -> list[Finding]:
+    """One fault, one finding: the first check that failed (in the order they run: prefix,
+    size label, bytes), naming the others it also broke (a changed byte in the preview breaks
+    the prefix and the full copy)."""
+    if len(failures) <= 1:
+        return list(failures.values())
+    first, *rest = failures.values()
+    return [replace(first, detail=f"{first.detail} (also failed: {', '.join(f.code for f in rest)})")]
+
+
+def _text_of(content: object) -> str | None:
+    """A tool result's text: a string, or a list holding exactly one text block (else not comparable)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b for b in content if isinstance(b, dict)]
+        if len(texts) == 1 and texts[0].get("type") == "text" and isinstance(texts[0].get("text"), str):
+            text: str = texts[0]["text"]
+            return text
+    return None
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)

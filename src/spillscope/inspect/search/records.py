@@ -1,0 +1,53 @@
+"""What a search inside one artifact reports: :class:`MessageHit`, the located hit and the event type.
+
+Separate so that callers (the root-wide search, the reader, front ends) depend on the records,
+not on how they are found; also the artifact kinds and the context trimming of a hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from ..findings import Finding
+
+#: Code points of context kept on each side of a hit (within its line).
+CONTEXT = 80
+#: Where a reader's search stops.
+MAX_HITS = 5000
+
+TRANSCRIPT = "session-reference-transcript"
+TOOL_OUTPUT = "tool-output"
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    """One match inside one message (or tool output): offsets into its exact text."""
+
+    start: int
+    end: int
+    #: UTF-8 byte offsets of the same span (lone surrogates as 3 bytes, as Node writes them).
+    byte_start: int
+    byte_end: int
+    before: str = ""
+    match: str = ""
+    after: str = ""
+
+
+
+def _hit(s: int, e: int, bs: int, be: int, before: str, match: str, after: str) -> MessageHit:
+    before = before[before.rfind("\n") + 1 :][-CONTEXT:]
+    cut = after.find("\n")
+    after = (after if cut < 0 else after[:cut])[:CONTEXT]
+    return MessageHit(s, e, bs, be, before, match, after)
+
+
+
+@dataclass(frozen=True)
+class _Located:
+    message: int | None
+    role: str | None
+    hit: MessageHit
+
+
+ArtifactEvent = Union[_Located, Finding]

@@ -1,0 +1,140 @@
+"""Exact search across a whole spill root, and whether the model saw each hit.
+
+:func:`search_root` walks the root (sorted by session dir and artifact name) and yields a
+:class:`SearchHit` per match in the exact text of every transcript message and tool
+output (the byte-level search is :mod:`.transcript` and :mod:`.tool`), and a :class:`Finding`
+per artifact that could not be searched. ``seen`` comes from the notice that links the
+artifact (:mod:`.seen`). The CLI (``spillscope grep``), the TUI's search screen and the
+notebook's ``insp.search`` all use it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from ...util.fs import normalize_root
+from .pattern import Pattern
+from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
+from .seen import SeenRanges, is_seen, reference_seen_for, tool_seen_for
+from .tool import search_tool_output
+from .transcript import search_transcript
+from ..findings import Finding, finding
+
+__all__ = ["SearchHit", "search_root"]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A hit in a root: where (artifact, message), the exact span, and whether the model saw it."""
+
+    path: str
+    session: str | None
+    session_dir: str
+    kind: str
+    message: int | None
+    role: str | None
+    start: int
+    end: int
+    #: True inside what a linked preview showed, False in what it omitted, None unlinked.
+    seen: bool | None
+    before: str
+    match: str
+    after: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "session": self.session, "kind": self.kind, "message": self.message,
+                "start": self.start, "end": self.end, "seen": self.seen}
+
+
+@dataclass(frozen=True)
+class _Target:
+    path: str
+    kind: str
+    session: str | None
+    session_dir: str
+    seen_for: Callable[[], SeenRanges] | None  # per message (tool output: key 0)
+
+
+def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
+    from ...formats.transcript.reader import departs_from_title
+    from ..verify.inspection import inspect_root
+
+    ins = inspect_root(root, logs, rebase=rebase, check_content=False)
+    # Only what makes an artifact (or a log's links) unsearchable concerns a search: also a
+    # directory, FIFO or device where an artifact belongs (skipped, so said, never in silence).
+    skipped = {a.path for a in ins.scan.artifacts() if not a.is_regular and not a.is_symlink}
+    findings = [f for f in ins.findings if f.code in ("unreadable", "symlink", "malformed-log")
+                or (f.code == "unexpected-entry" and f.path in skipped)]
+    refs: dict[str, Any] = {}
+    for link in ins.references:
+        if link.artifact is not None and link.artifact.path not in refs:
+            refs[link.artifact.path] = link
+    tools: dict[str, Any] = {}
+    for tlink in ins.tool_spills:
+        if tlink.artifact is not None and tlink.artifact.path not in tools:
+            tools[tlink.artifact.path] = tlink
+    out: list[_Target] = []
+    for art in sorted(ins.scan.artifacts(), key=lambda a: (a.session_dir, a.name)):
+        if not art.is_regular:
+            continue
+        kind: str = art.kind
+        if kind == TRANSCRIPT and art.path in tools:
+            kind = TOOL_OUTPUT
+        elif kind == TRANSCRIPT:
+            try:
+                if departs_from_title(art.path):
+                    kind = TOOL_OUTPUT
+            except OSError:
+                pass
+        seen_for: Callable[[], SeenRanges] | None = None
+        if kind == TRANSCRIPT and art.path in refs:
+            seen_for = reference_seen_for(art.path, refs[art.path])
+        elif kind != TRANSCRIPT and art.path in tools:
+            seen_for = tool_seen_for(art.path, tools[art.path])
+        out.append(_Target(art.path, kind, ins.session_ids.get(art.session_dir), art.session_dir, seen_for))
+    return out, findings
+
+
+def search_root(root: str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
+                rebase: str | None = None, max_count: int | None = None,
+                cancelled: Callable[[], bool] = lambda: False) -> Iterator[SearchHit | Finding]:
+    """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted
+    by session dir and name), with a :class:`Finding` for each artifact that could not be
+    searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``).
+    Raises :class:`PatternError` before anything is read for a bad pattern."""
+    pattern.compile()
+    root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
+    targets, findings = _targets(root_s, None if logs is None else os.fspath(logs), rebase)
+    yield from findings
+    for t in targets:
+        if cancelled():
+            return
+        seen: SeenRanges | None = None
+        events: Iterable[Any]
+        if t.kind == TRANSCRIPT:
+            events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled)
+        else:
+            events = _tool_events(t.path, pattern, max_count, cancelled)
+        for ev in events:
+            if isinstance(ev, Finding):
+                yield ev
+                continue
+            if seen is None:
+                seen = t.seen_for() if t.seen_for is not None else {}
+            key = ev.message if ev.message is not None else 0
+            ranges = seen.get(key) if t.seen_for is not None else None
+            if t.seen_for is not None and key not in seen:
+                ranges = None
+            h = ev.hit
+            yield SearchHit(t.path, t.session, t.session_dir, t.kind, ev.message, ev.role, h.start, h.end,
+                            is_seen(ranges, h.byte_start, h.byte_end), h.before, h.match, h.after)
+
+
+def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
+    try:
+        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled):
+            yield _Located(None, None, h)
+    except OSError as exc:
+        yield finding("unreadable", path=path, detail=exc.strerror or str(exc))

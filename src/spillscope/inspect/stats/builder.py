@@ -1,0 +1,186 @@
+"""Folding a root into a :class:`~.model.Stats` as it is walked: nothing is held per file.
+
+A source (the dsh walk in :mod:`.dsh`; later any agent dialect) tells a :class:`StatsBuilder`
+about each session, file, notice, finding and sweep candidate as it meets them, then drops
+them. The builder keeps counters per session, kind, tool and day, the ``top`` largest files
+in a heap, and the sweep's candidates -- memory grows with sessions and candidates, never
+with files. Builders fed from disjoint parts of a root (worker processes) :meth:`merge`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from typing import Any
+
+from ..findings import CODES
+from .model import (DayVolume, FileSize, FindingCount, SessionTotals, Slice, Stats, SweepCandidate, SweepOutlook,
+                    Totals)
+
+_DAY = 86400
+# Positions in a counter list: the seven totals, then (sessions only) oldest and newest mtime.
+FILES, BYTES, NOTICES, OMITTED_BYTES, OMITTED_MESSAGES, OMITTED_UNKNOWN, FINDINGS, OLDEST, NEWEST = range(9)
+
+
+def _counters() -> list[Any]:
+    return [0, 0, 0, 0, 0, 0, 0, None, None]
+
+
+class StatsBuilder:
+    """The running counters of one walk (see the module docstring)."""
+
+    def __init__(self, top: int, agent: str) -> None:
+        self.top = top
+        self.agent = agent
+        #: session dir → counters; and → (session id, agent, project) where known.
+        self.sessions: dict[str, list[Any]] = {}
+        self.meta: dict[str, tuple[str | None, str, str | None]] = {}
+        self.kinds: dict[str, list[Any]] = {}
+        self.tools: dict[str, list[Any]] = {}
+        #: day number (UTC days since the epoch) → [files, bytes]
+        self.days: dict[int, list[int]] = {}
+        self.codes: dict[str, int] = {}
+        #: the largest files as a min-heap of (size, path, session dir, kind, tool, mtime)
+        self.heap: list[tuple[int, str, str, str, str | None, float]] = []
+        self.candidates: list[SweepCandidate] = []
+        #: findings that belong to no session (the root's own entries, the logs dir)
+        self.loose_findings = 0
+
+    def session(self, dir_name: str, session_id: str | None = None, agent: str | None = None,
+                project: str | None = None) -> list[Any]:
+        """The counters of a session (made on first mention); what is known about it is kept."""
+        counters = self.sessions.get(dir_name)
+        if counters is None:
+            counters = self.sessions[dir_name] = _counters()
+        if session_id is not None or project is not None or dir_name not in self.meta:
+            old = self.meta.get(dir_name, (None, self.agent, None))
+            self.meta[dir_name] = (session_id or old[0], agent or old[1], project or old[2])
+        return counters
+
+    def add_file(self, session: list[Any], session_dir: str, path: str, kind: str, tool: str | None,
+                 size: int, mtime: float) -> None:
+        session[FILES] += 1
+        session[BYTES] += size
+        if session[OLDEST] is None or mtime < session[OLDEST]:
+            session[OLDEST] = mtime
+        if session[NEWEST] is None or mtime > session[NEWEST]:
+            session[NEWEST] = mtime
+        k = self.kinds.get(kind)
+        if k is None:
+            k = self.kinds[kind] = _counters()
+        k[FILES] += 1
+        k[BYTES] += size
+        if tool is not None:
+            t = self.tools.get(tool)
+            if t is None:
+                t = self.tools[tool] = _counters()
+            t[FILES] += 1
+            t[BYTES] += size
+        day = self.days.get(int(mtime // _DAY))
+        if day is None:
+            day = self.days[int(mtime // _DAY)] = [0, 0]
+        day[0] += 1
+        day[1] += size
+        heap = self.heap
+        if len(heap) < self.top:
+            heapq.heappush(heap, (size, path, session_dir, kind, tool, mtime))
+        elif size >= heap[0][0] and (size, path) > heap[0][:2]:
+            heapq.heapreplace(heap, (size, path, session_dir, kind, tool, mtime))
+
+    def add_notice(self, session: list[Any], omitted_bytes: int | None, omitted_messages: int = 0) -> None:
+        """A notice a session's log carries: ``omitted_bytes`` ``None`` when it gives no count."""
+        session[NOTICES] += 1
+        if omitted_bytes is None:
+            session[OMITTED_UNKNOWN] += 1
+        else:
+            session[OMITTED_BYTES] += omitted_bytes
+        session[OMITTED_MESSAGES] += omitted_messages
+
+    def add_finding(self, code: str, session: list[Any] | None = None, kind: str | None = None,
+                    tool: str | None = None) -> None:
+        self.codes[code] = self.codes.get(code, 0) + 1
+        if session is None:
+            self.loose_findings += 1
+        else:
+            session[FINDINGS] += 1
+        if kind is not None:
+            k = self.kinds.get(kind)
+            if k is None:
+                k = self.kinds[kind] = _counters()
+            k[FINDINGS] += 1
+        if tool is not None:
+            t = self.tools.get(tool)
+            if t is None:
+                t = self.tools[tool] = _counters()
+            t[FINDINGS] += 1
+
+    def add_candidate(self, candidate: SweepCandidate) -> None:
+        self.candidates.append(candidate)
+
+    def merge(self, other: StatsBuilder) -> None:
+        """Add ``other``'s counts (a walk of another part of the same root) into this one."""
+        for name, counters in other.sessions.items():
+            mine = self.session(name, *other.meta.get(name, (None, None, None)))
+            _add(mine, counters)
+            for pos, pick in ((OLDEST, min), (NEWEST, max)):
+                if counters[pos] is not None:
+                    mine[pos] = counters[pos] if mine[pos] is None else pick(mine[pos], counters[pos])
+        for mine_d, theirs in ((self.kinds, other.kinds), (self.tools, other.tools)):
+            for key, counters in theirs.items():
+                _add(mine_d.setdefault(key, _counters()), counters)
+        for day, (files, size) in other.days.items():
+            d = self.days.setdefault(day, [0, 0])
+            d[0] += files
+            d[1] += size
+        for code, n in other.codes.items():
+            self.codes[code] = self.codes.get(code, 0) + n
+        self.heap = heapq.nlargest(self.top, self.heap + other.heap)
+        heapq.heapify(self.heap)
+        self.candidates += other.candidates
+        self.loose_findings += other.loose_findings
+
+    def build(self, root: str, now: float, logs: str | None, sweep: tuple[str, float, int, bool, str]) -> Stats:
+        """The finished view; ``sweep`` is (rule, retention seconds, cutoff ms, applies, why)."""
+        sessions = tuple(
+            SessionTotals(name, *self.meta.get(name, (None, self.agent, None)), Totals.of(c), c[OLDEST], c[NEWEST])
+            for name, c in sorted(self.sessions.items()))
+        totals = _sum([*(s.totals for s in sessions), Totals(findings=self.loose_findings)])
+        by_agent: dict[str, list[Totals]] = {}
+        by_project: dict[str, list[Totals]] = {}
+        for s in sessions:
+            by_agent.setdefault(s.agent, []).append(s.totals)
+            by_project.setdefault(s.project if s.project is not None else "(unknown)", []).append(s.totals)
+        if self.loose_findings:
+            by_agent.setdefault(self.agent, []).append(Totals(findings=self.loose_findings))
+        days = tuple(DayVolume(time.strftime("%Y-%m-%d", time.gmtime(day * _DAY)), files, size)
+                     for day, (files, size) in sorted(self.days.items()))
+        top_files = tuple(FileSize(path, sdir, kind, tool, size, mtime)
+                          for size, path, sdir, kind, tool, mtime in sorted(self.heap, key=lambda h: (-h[0], h[1])))
+        findings = tuple(FindingCount(code, CODES[code][0] if code in CODES else "info", n)
+                         for code, n in sorted(self.codes.items(), key=lambda item: (-item[1], item[0])))
+        rule, retention, cutoff, applies, why = sweep
+        outlook = SweepOutlook(rule, retention, cutoff, applies, why,
+                               tuple(sorted(self.candidates, key=lambda c: (c.mtime, c.path))))
+        return Stats(root, now, logs, self.top, totals, _slices(by_agent), _slices(by_project),
+                     _slices({k: [Totals.of(v)] for k, v in self.kinds.items()}),
+                     _slices({k: [Totals.of(v)] for k, v in self.tools.items()}),
+                     days, findings, sessions, top_files, outlook)
+
+
+def _add(into: list[Any], counters: list[Any]) -> None:
+    for i in range(OLDEST):
+        into[i] += counters[i]
+
+
+def _sum(parts: Any) -> Totals:
+    acc = [0] * 7
+    for t in parts:
+        for i, v in enumerate(t.values()):
+            acc[i] += v
+    return Totals(*acc)
+
+
+def _slices(groups: dict[str, list[Totals]]) -> tuple[Slice, ...]:
+    """Largest first (by bytes), then by name: the order an operator reads them in."""
+    out = [Slice(key, _sum(parts)) for key, parts in groups.items()]
+    return tuple(sorted(out, key=lambda s: (-s.totals.bytes, s.key)))

@@ -1,0 +1,337 @@
+"""The Claude Code dialect on real sessions (tests/fixtures/claude, see its README), with planted faults.
+
+Every spill file of the real sessions must be linked and verified with no finding; then each
+fault is planted in turn over every file (a deleted file, a changed byte at several places, a
+foreign file, something that is not a file) and must be reported exactly once, with the right
+finding. The whole public corpus runs too where a local copy is named (nothing is fetched).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from spillscope.dialects import DialectError, detect, get
+from spillscope.dialects.base import Options, Report
+from spillscope.dialects.checks import js_length, to_fixed
+from spillscope.dialects.claude.notice import NoticeError, is_notice, parse_notice, size_label_of
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude" / "projects"
+CLAUDE = get("claude")
+
+
+def _inspect(tree: Path, **kw: object) -> Report:
+    return CLAUDE.inspect(str(tree), Options(now=time.time(), **kw))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the fixtures (plants change it and put it back)."""
+    dest = tmp_path_factory.mktemp("claude") / "projects"
+    shutil.copytree(FIXTURES, dest)
+    # A clone stamps every file with the checkout time: give them the age they had in the
+    # public corpus (2026-01-30), so the retention tests do not depend on when git wrote them.
+    old = 1769816267.0
+    for p in dest.rglob("*"):
+        os.utime(p, (old, old), follow_symlinks=False)
+    return dest
+
+
+def _spills(root: Path) -> list[Path]:
+    return sorted(p for p in root.glob("**/tool-results/*"))
+
+
+def _project_of(spill: Path) -> Path:
+    return spill.parent.parent.parent
+
+
+def test_real_sessions_every_spill_file_linked_and_verified(projects: Path) -> None:
+    report = _inspect(projects)
+    files = _spills(projects)
+    assert len(files) == 20 and len(report.files) == 20
+    assert report.findings == []
+    by_target = report.status_of()
+    assert sorted(by_target) == sorted(str(f) for f in files)
+    assert {k.status for k in report.links} == {"verified"}
+    # The one notice of the corpus: all four checks ran; the others kept the full text.
+    notices = [k for k in report.links if k.form == "persisted-output"]
+    assert len(notices) == 1 and notices[0].checks == ("exists", "prefix", "size-label", "bytes")
+    assert all(k.checks == ("bytes",) for k in report.links if k.form == "full-text")
+    assert report.notices() == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "rebaseHint": None}
+    # Every kind of transcript was read: main, subagents/, and the older top-level agent-*.jsonl.
+    kinds = {("subagents" in t.path, os.path.basename(t.path).startswith("agent-")) for t in report.transcripts}
+    assert kinds == {(False, False), (True, True), (False, True)}
+
+
+def test_detected_as_claude_from_the_projects_dir_and_one_project(projects: Path) -> None:
+    assert detect(str(projects)).name == "claude"
+    assert detect(str(projects / "wsd-dev-02-20260119-142117")).name == "claude"
+
+
+def test_nothing_matches_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(DialectError, match="no agent's spill layout found here.*--agent NAME"):
+        detect(str(tmp_path))
+
+
+def _codes(report: Report) -> list[str]:
+    return sorted(f.code for f in report.findings)
+
+
+def test_a_deleted_file_is_reported_once_where_a_record_names_it(projects: Path) -> None:
+    """A notice or a later Read of the path names it: one expired-locator. A file named only by
+    its tool_use_id (the transcript kept the full text, and never said a file was written)
+    leaves nothing that could tell: no finding, and no link (never a false "verified")."""
+    named_by_path = 0
+    for spill in _spills(projects):
+        data = spill.read_bytes()
+        before = _inspect(_project_of(spill)).status_of()[str(spill)]
+        spill.unlink()
+        try:
+            report = _inspect(_project_of(spill))
+        finally:
+            spill.write_bytes(data)
+        assert str(spill) not in report.status_of()
+        if before.form in ("persisted-output", "mention") or before.named is not None:
+            named_by_path += 1
+            assert _codes(report) == ["expired-locator"], spill
+            (f,) = report.findings
+            assert f.locator is not None and f.locator.endswith("tool-results/" + spill.name)
+            assert f.path is not None and f.path.endswith(".jsonl") and f.line is not None
+            assert [k.status for k in report.links if k.target is None] == ["expired"]
+        else:
+            assert report.findings == [], spill
+    assert named_by_path >= 2  # the notice, and the files the model read back by path
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_a_changed_byte_is_one_mismatch(projects: Path, where: str) -> None:
+    for spill in _spills(projects):
+        data = spill.read_bytes()
+        at = {"first": 0, "middle": len(data) // 2, "last": len(data) - 1}[where]
+        # An ASCII byte for an ASCII byte: the length (and the size label) stay the same.
+        changed = bytearray(data)
+        changed[at] = ord("#") if data[at] != ord("#") else ord("%")
+        spill.write_bytes(bytes(changed))
+        try:
+            report = _inspect(_project_of(spill))
+        finally:
+            spill.write_bytes(data)
+        link = report.status_of()[str(spill)]
+        assert link.status == "mismatch"
+        assert len(report.findings) == 1, (spill, report.findings)
+        (f,) = report.findings
+        in_preview = link.form == "persisted-output" and at < 1979
+        assert f.code == ("preview-mismatch" if in_preview else "content-mismatch"), (spill, where)
+        assert f.locator == str(spill) and f.line is not None
+        assert f"byte {at}" in f.detail
+
+
+def test_a_foreign_file_is_one_orphan_with_its_probable_session(projects: Path) -> None:
+    for tool_results in sorted(projects.glob("*/*/tool-results")):
+        foreign = tool_results / "toolu_01ForeignFileNobodyNamed.txt"
+        foreign.write_text("not from any tool result\n")
+        try:
+            report = _inspect(tool_results.parent.parent)
+        finally:
+            foreign.unlink()
+        assert _codes(report) == ["orphan-artifact"]
+        (f,) = report.findings
+        assert f.path == str(foreign) and f.session == tool_results.parent.name
+
+
+def test_something_not_a_file_where_a_notice_points_is_unverified_not_expired(projects: Path) -> None:
+    project = projects / "wsd-dev-02-20260119-142117"
+    (spill,) = _spills(project)
+    data = spill.read_bytes()
+    spill.unlink()
+    spill.mkdir()
+    try:
+        report = _inspect(project)
+    finally:
+        spill.rmdir()
+        spill.write_bytes(data)
+    assert _codes(report) == ["unexpected-entry"]
+    assert [k.status for k in report.links] == ["unreadable"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a 000 file")
+def test_an_unreadable_file_is_unreadable_not_expired(projects: Path) -> None:
+    (spill,) = _spills(projects / "wsd-dev-02-20260119-142117")
+    spill.chmod(0)
+    try:
+        report = _inspect(projects / "wsd-dev-02-20260119-142117")
+    finally:
+        spill.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert _codes(report) == ["unreadable"]
+
+
+def test_a_symlink_is_reported_and_never_followed(projects: Path, tmp_path: Path) -> None:
+    (spill,) = _spills(projects / "wsd-dev-02-20260119-142117")
+    data = spill.read_bytes()
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes(data)
+    spill.unlink()
+    spill.symlink_to(outside)
+    try:
+        report = _inspect(projects / "wsd-dev-02-20260119-142117")
+    finally:
+        spill.unlink()
+        spill.write_bytes(data)
+    assert _codes(report) == ["symlink"]
+    assert report.status_of()[str(spill)].status == "unreadable"
+
+
+# -- the notice and its size label ---------------------------------------------------------
+
+def _notice(path: str, text: str, preview_chars: int = 2000) -> str:
+    cut = text[:preview_chars]
+    return (f"<persisted-output>\nOutput too large ({size_label_of(js_length(text.encode()) or 0, 'KB')}KB). "
+            f"Full output saved to: {path}\n\nPreview (first 2KB):\n{cut}\n...\n</persisted-output>")
+
+
+def test_size_label_is_the_javascript_length_over_1024_to_one_decimal() -> None:
+    # The three real notices: chars, not bytes (bytes would say 83.8 and 86.3).
+    assert size_label_of(85713, "KB") == "83.7" and size_label_of(88312, "KB") == "86.2"
+    assert size_label_of(23495, "KB") == "22.9"
+    # toFixed rounds a tie up (Python's format would say 0.2), for every tie below 10 MB.
+    for k in range(256, 10 * 1024 * 1024, 512):
+        assert to_fixed(k, 1024, 1) == f"{(k * 10 + 512) // 1024 / 10:.1f}"
+    assert to_fixed(256, 1024, 1) == "0.3" and to_fixed(768, 1024, 1) == "0.8"
+    # An astral code point is two UTF-16 units; a BMP one is one, whatever its UTF-8 length.
+    assert js_length("a\U0001F600é".encode()) == 4
+    assert js_length(b"\xff") is None
+
+
+def test_only_a_result_that_starts_with_the_tag_is_a_notice() -> None:
+    quoting = "docs/bug.md:3: the model saw <persisted-output>Tool result saved to: /x</persisted-output>"
+    assert not is_notice(quoting) and not is_notice(" <persisted-output>\n")
+    v1 = "<persisted-output>Tool result saved to: /u/.claude/projects/p/" \
+         "dadf32a6-c83d-462d-b678-fbe7f191f42f/tool-results/toolu_019N.txt\n\nUse Read to view</persisted-output>"
+    n = parse_notice(v1)
+    assert n.generation == 1 and n.path.endswith("toolu_019N.txt") and n.preview is None
+    with pytest.raises(NoticeError):
+        parse_notice("<persisted-output>\nsomething else\n</persisted-output>")
+
+
+def _plant_notice(projects: Path, text: str, file_text: str | None, tmp: Path) -> Report:
+    """A copy of one real project whose first full-text result is replaced by a notice ``text``."""
+    src = projects / "barebones-2122-20260128-152044"
+    dest = tmp / src.name
+    shutil.copytree(src, dest)
+    (log,) = dest.glob("*.jsonl")
+    spill = sorted(dest.glob("*/tool-results/*"))[0]
+    if file_text is not None:
+        spill.write_bytes(file_text.encode())
+    lines = log.read_bytes().splitlines(keepends=True)
+    for i, raw in enumerate(lines):
+        if spill.stem.encode() in raw and b'"tool_result"' in raw:
+            rec = json.loads(raw)
+            for block in rec["message"]["content"]:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == spill.stem:
+                    block["content"] = text.replace("{path}", f"/Users/x/.claude/projects/-p/{spill.parent.parent.name}"
+                                                              f"/tool-results/{spill.name}")
+            rec.pop("toolUseResult", None)
+            lines[i] = (json.dumps(rec, ensure_ascii=False) + "\n").encode()
+            break
+    log.write_bytes(b"".join(lines))
+    return _inspect(dest)
+
+
+@pytest.mark.parametrize("body", ["ascii only\n" * 400, "astral \U0001F600 and é\n" * 300, "x" * 3000])
+def test_a_generation_2_notice_is_checked_on_any_text(projects: Path, tmp_path: Path, body: str) -> None:
+    report = _plant_notice(projects, _notice("{path}", body), body, tmp_path)
+    assert report.findings == []
+    (link,) = [k for k in report.links if k.form == "persisted-output"]
+    assert link.checks == ("exists", "prefix", "size-label") and link.status == "verified"
+    # One more character (one more UTF-16 unit per 1024 moves the label eventually): a wrong label.
+    wrong = _notice("{path}", body).replace("Output too large (", "Output too large (1")
+    report = _plant_notice(projects, wrong, body, tmp_path / "b")
+    assert _codes(report) == ["size-label-mismatch"]
+
+
+def test_a_generation_1_notice_links_its_file(projects: Path, tmp_path: Path) -> None:
+    v1 = "<persisted-output>Tool result saved to: {path}\n\nUse Read to view</persisted-output>"
+    report = _plant_notice(projects, v1, None, tmp_path)
+    assert report.findings == []
+    (link,) = [k for k in report.links if k.form == "persisted-output-v1"]
+    assert link.status == "verified" and link.checks == ("exists",)
+
+
+def test_past_retention_only_when_asked_and_the_rule_from_settings(projects: Path, tmp_path: Path) -> None:
+    report = _inspect(projects)
+    assert report.retention is not None and report.retention.source == "default cleanupPeriodDays 30"
+    assert report.past_retention and not any(f.code == "past-retention" for f in report.findings)
+    home = tmp_path / ".claude"
+    shutil.copytree(projects / "wsd-dev-02-20260119-142117", home / "projects" / "p")
+    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 7}))
+    now = time.time()
+    young = home / "projects" / "p"
+    for p in young.rglob("*"):
+        os.utime(p, (now, now))
+    report = CLAUDE.inspect(str(home / "projects"), Options(now=now))
+    assert report.retention is not None and report.retention.seconds == 7 * 86400
+    assert report.retention.source.endswith("settings.json: cleanupPeriodDays 7") and report.past_retention == []
+    report = CLAUDE.inspect(str(home / "projects"), Options(now=now + 8 * 86400, retention_seconds=7 * 86400))
+    assert {f.code for f in report.findings} == {"past-retention"}
+    assert len(report.findings) == len(report.files) + len(report.transcripts)
+
+
+CORPUS = os.environ.get("SPILLSCOPE_CLAUDE_CORPUS")
+
+
+@pytest.mark.skipif(not CORPUS, reason="set SPILLSCOPE_CLAUDE_CORPUS to a local rcgray/claude-code-bug-phantom-reads-17407 dev/misc")
+def test_the_whole_public_corpus() -> None:
+    root = Path(CORPUS or "")
+    groups = sorted({p.parent.parent for p in root.rglob("*.jsonl") if "subagents" not in p.parts})
+    files = 0
+    for g in groups:
+        report = _inspect(g)
+        assert report.findings == [], g
+        assert {k.status for k in report.links} <= {"verified"}
+        files += len(report.files)
+        assert len(report.status_of()) == len(report.files)
+    assert files == 678
+
+
+def test_newer_builds_persisted_output_path_and_content_replacement(projects: Path, tmp_path: Path) -> None:
+    """Newer Claude Code names a Bash spill by task id and links it through
+    ``toolUseResult.persistedOutputPath``/``persistedOutputSize`` (bytes), and may record the
+    notice in a ``content-replacement`` record (schema as third-party parsers quote it: not in
+    the real corpus, so written here from those field names)."""
+    src = projects / "barebones-2122-20260128-152044"
+    dest = tmp_path / src.name
+    shutil.copytree(src, dest)
+    (log,) = dest.glob("*.jsonl")
+    text = log.read_text(encoding="utf-8")
+    # One that no later tool call reads back by path (renaming that one would rightly expire it).
+    spill = next(p for p in sorted(dest.glob("*/tool-results/*")) if f"tool-results/{p.name}" not in text)
+    task = spill.with_name("b4qruup3k.txt")
+    spill.rename(task)
+    body = task.read_bytes()
+    session = task.parent.parent.name
+    named = f"/Users/x/.claude/projects/-p/{session}/tool-results/{task.name}"
+    rec = {"type": "user", "sessionId": session, "toolUseResult": {"persistedOutputPath": named,
+                                                                   "persistedOutputSize": len(body)},
+           "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01NewBash",
+                                                    "content": "short"}]}}
+    repl = {"type": "content-replacement", "sessionId": session, "replacements": [{
+        "kind": "tool-result", "toolUseId": "toolu_01NewBash",
+        "replacement": _notice(named, body.decode())}]}
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps(rec) + "\n" + json.dumps(repl) + "\n")
+    report = _inspect(dest)
+    assert report.findings == []
+    link = report.status_of()[str(task)]
+    assert link.form == "content-replacement" and link.status == "verified" and link.references == 2
+    assert {"size", "prefix", "size-label"} <= set(link.checks)
+    task.write_bytes(body + b"x")  # one byte more: the recorded size and the label's length disagree
+    report = _inspect(dest)
+    assert [f.code for f in report.findings] in (["size-label-mismatch"], ["bytes-mismatch"])
+    assert len(report.findings) == 1

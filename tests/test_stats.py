@@ -1,0 +1,276 @@
+"""``spillscope stats`` through the real entry point, on generated roots with known sizes.
+
+The totals are checked against an independent ``os.walk`` + ``lstat`` sum (JSON, CSV, per
+session, per day); the sweep forecast against what ``LocalSpillStore``'s own start-up sweep
+deletes from a copy of the root; the notices' omissions against the logs read as plain
+JSON; bad input exits 2; the in-process and the worker-process walks agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from spillscope.frontends.demo import _write_log, write_demo
+from spillscope.inspect.stats import dsh_stats
+from spillscope.inspect.stats import dsh as dsh_source
+from spillscope.spill import LocalSpillStore, RETRIEVAL_HINT
+from spillscope.spill.naming import session_dir_name
+
+DAY = 86400
+NOW = time.time()
+SESSION = re.compile(r"^session-[0-9a-f]{12}\Z")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, text=True, timeout=120)
+
+
+def plant(path: Path, age_days: float, size: int, mode: int = 0o600) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_bytes(b"x" * size)
+    path.chmod(mode)
+    t = NOW - age_days * DAY
+    os.utime(path, (t, t))
+    return path
+
+
+def tool_result(call_id: str, text: str) -> dict:
+    return {"type": "tool/result", "surfaceOp": "append",
+            "data": {"turn": 1, "step": 1, "message": {
+                "source": {"kind": "tool", "callId": call_id},
+                "content": [{"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": text}],
+                             "isError": False}],
+                "role": "tool", "id": "t-" + call_id}}}
+
+
+def notice(locator: str, omitted: int | None) -> str:
+    clause = "More bytes were omitted." if omitted is None else f"Omitted {omitted} bytes."
+    return f"head\n\n({clause} Full formatted result stored at: {locator}. {RETRIEVAL_HINT})"
+
+
+def build_root(base: Path, sessions: int, seed: int = 7) -> tuple[Path, Path, dict[str, str]]:
+    """A root of ``sessions`` session dirs with random sizes and ages (some past 30 days,
+    none within a minute of it), a group-writable session dir the sweep must skip, a
+    symlink, a stray root entry; and logs naming some of the old files. Returns the root,
+    the logs dir and path → the ``log:line`` of the notice naming it."""
+    rng = random.Random(seed)
+    root, logs = base / "root", base / "logs"
+    root.mkdir(mode=0o700)
+    named: dict[str, str] = {}
+    for i in range(sessions):
+        sid = f"s-{i}"
+        d = root / session_dir_name(sid)
+        rows, paths = [], []
+        for j in range(rng.randint(0, 4)):
+            tool = rng.choice(["bash", "grep", "web_fetch", "read_file"])
+            age = rng.choice([0.1, 1.5, 3, 12, 29, 31, 45, 90])
+            p = plant(d / f"{rng.getrandbits(48):012x}-{tool}.txt", age, rng.randint(0, 5000))
+            paths.append(p)
+            if rng.random() < 0.5:
+                rows.append(tool_result(f"c{j}", notice(str(p), rng.choice([None, rng.randint(0, 10**6)]))))
+        if rng.random() < 0.3:
+            d.mkdir(mode=0o700, exist_ok=True)
+        if rows:
+            log = _write_log(logs, sid, f"/work/project-{i % 3}", rows)
+            for n, row in enumerate(rows, start=2):
+                loc = re.search(r"stored at: (\S+)\. ", row["data"]["message"]["content"][0]["content"][0]["text"])
+                assert loc is not None
+                named.setdefault(loc.group(1), f"{log}:{n}")
+    unsafe = root / session_dir_name("unsafe")
+    plant(unsafe / "0000000000aa-bash.txt", 60, 777)
+    unsafe.chmod(0o770)  # group-writable: the sweep skips it, so the forecast must too
+    link_dir = root / session_dir_name("with-link")
+    plant(link_dir / "0000000000bb-bash.txt", 60, 123)
+    (link_dir / "0000000000cc-grep.txt").symlink_to(link_dir / "0000000000bb-bash.txt")
+    (root / "stray.txt").write_text("not a session dir")
+    return root, logs, named
+
+
+def walk_sizes(root: Path) -> tuple[int, int, Counter[str], Counter[str], dict[str, int]]:
+    """Independently of spillscope: files and bytes of every entry of every session dir
+    (``lstat``, not followed), bytes per session dir and per UTC day, and path → size."""
+    files = total = 0
+    per_session: Counter[str] = Counter()
+    per_day: Counter[str] = Counter()
+    sizes: dict[str, int] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        if os.path.dirname(dirpath) != str(root) or not SESSION.match(os.path.basename(dirpath)):
+            continue
+        per_session[os.path.basename(dirpath)] += 0  # an empty session dir is a row too
+        for name in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            files += 1
+            total += st.st_size
+            per_session[os.path.basename(dirpath)] += st.st_size
+            per_day[time.strftime("%Y-%m-%d", time.gmtime(st.st_mtime))] += st.st_size
+            sizes[os.path.join(dirpath, name)] = st.st_size
+    return files, total, per_session, per_day, sizes
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    # Over dsh.PARALLEL_MIN_DIRS session dirs: the CLI walks it in worker processes.
+    return build_root(tmp_path_factory.mktemp("stats"), dsh_source.PARALLEL_MIN_DIRS + 44)
+
+
+def test_json_totals_equal_an_independent_walk(tree):
+    root, logs, _ = tree
+    proc = run("stats", str(root), "--logs", str(logs), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    files, total, per_session, per_day, sizes = walk_sizes(root)
+    assert (data["totals"]["files"], data["totals"]["bytes"]) == (files, total)
+    assert {s["dir"]: s["bytes"] for s in data["sessions"]} == dict(per_session)
+    assert sum(s["bytes"] for s in data["sessions"]) == total
+    assert {d["day"]: d["bytes"] for d in data["days"]} == {k: v for k, v in per_day.items()}
+    assert sum(k["bytes"] for k in data["kinds"]) == total
+    assert sum(a["bytes"] for a in data["agents"]) == total == sum(p["bytes"] for p in data["projects"])
+    largest = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    assert [f["size"] for f in data["topFiles"]] == [size for _, size in largest]
+    assert [s["bytes"] for s in data["topSessions"]] == sorted(per_session.values(), reverse=True)[:10]
+
+
+def test_csv_totals_equal_an_independent_walk(tree):
+    root, logs, _ = tree
+    files, total, per_session, _, _ = walk_sizes(root)
+    proc = run("stats", str(root), "--csv", "--table", "totals")
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert len(rows) == 1 and (int(rows[0]["files"]), int(rows[0]["bytes"])) == (files, total)
+    assert rows[0]["root"] == str(root)
+    proc = run("stats", str(root), "--csv")  # the default table: one row per session
+    sessions = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert proc.stdout.startswith("dir,sessionId,agent,project,files,bytes,")
+    assert {r["dir"]: int(r["bytes"]) for r in sessions} == dict(per_session)
+    assert sum(int(r["files"]) for r in sessions) == files
+
+
+def test_sweep_forecast_equals_what_the_stores_own_sweep_deletes_on_a_copy(tree, tmp_path):
+    root, logs, named = tree
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, symlinks=True)  # copy2: mtimes and modes kept
+    copy.chmod(0o700)
+    forecast = dsh_stats(copy, logs, rebase=str(root))
+    assert forecast.sweep.applies and forecast.sweep.files > 0
+    empty_base = tmp_path / "no-default-roots"
+    empty_base.mkdir()
+    report = LocalSpillStore(copy, cleanup_period_days=30, default_roots_base=empty_base).wait_for_cleanup(60)
+    assert report is not None and not report.errors
+    deleted = sorted((r.path, r.bytes) for r in report.files())
+    assert deleted == sorted((c.path, c.size) for c in forecast.sweep.candidates)
+    assert forecast.sweep.bytes == report.bytes_freed
+    # The unsafe (group-writable) session dir's old file was neither forecast nor deleted.
+    assert (copy / session_dir_name("unsafe") / "0000000000aa-bash.txt").exists()
+    # Which candidates a log still names: exactly those a planted notice names.
+    assert {c.path: c.named_at for c in forecast.sweep.candidates if c.named_at} == {
+        str(copy / os.path.relpath(p, root)): where for p, where in named.items()
+        if str(copy / os.path.relpath(p, root)) in {c.path for c in forecast.sweep.candidates}}
+    assert forecast.totals.findings >= forecast.sweep.files  # one past-retention each
+    assert dict((f.code, f.count) for f in forecast.findings)["past-retention"] == forecast.sweep.files
+
+
+def test_notices_omissions_equal_the_logs_read_as_plain_json(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    root, logs = demo.root, demo.logs
+    expected_bytes = expected_messages = notices = 0
+    for log in Path(logs).rglob("session.v3.jsonl"):
+        for line in log.read_text().splitlines()[1:]:
+            row = json.loads(line)
+            text = json.dumps(row)
+            for m in re.finditer(r'\\"omittedMessages\\": ?(\d+), ?\\"omittedBytes\\": ?(\d+), ?\\"fullSnapshot', text):
+                notices += 1
+                expected_messages += int(m.group(1))
+                expected_bytes += int(m.group(2))
+            if row.get("type") == "tool/result":
+                for m in re.finditer(r"\(Omitted (\d+) bytes\. Full formatted result stored at: ", text):
+                    notices += 1
+                    expected_bytes += int(m.group(1))
+    s = dsh_stats(root, logs)
+    assert notices > 0
+    assert (s.totals.notices, s.totals.omitted_bytes, s.totals.omitted_messages) == (notices, expected_bytes, expected_messages)
+
+
+def test_unknown_omissions_are_counted_not_summed(tmp_path):
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    d = root / session_dir_name("a")
+    f = plant(d / "000000000001-bash.txt", 1, 10)
+    _write_log(logs, "a", "/w", [tool_result("c1", notice(str(f), None)), tool_result("c2", notice(str(f), 40))])
+    s = dsh_stats(root, logs)
+    assert (s.totals.notices, s.totals.omitted_bytes, s.totals.omitted_unknown) == (2, 40, 1)
+    human = run("stats", str(root), "--logs", str(logs))
+    assert "40 Bytes+" in human.stdout  # a lower bound says so
+
+
+def test_in_process_and_worker_walks_agree(tree):
+    root, logs, _ = tree
+    one = dsh_stats(root, logs, workers=1, now=NOW)
+    two = dsh_stats(root, logs, workers=2, now=NOW)
+    assert one == two
+
+
+def test_orphans_and_findings_by_code(tree):
+    root, logs, named = tree
+    s = dsh_stats(root, logs)
+    codes = {f.code: f.count for f in s.findings}
+    _, _, _, _, sizes = walk_sizes(root)
+    regular = [p for p in sizes if not os.path.islink(p)]
+    assert codes["orphan-artifact"] == len([p for p in regular if p not in named])
+    assert codes["symlink"] == 1 and codes["unexpected-entry"] == 1  # the link; the stray root entry
+    assert codes["insecure-permissions"] == 1  # the group-writable dir
+    assert s.totals.findings == sum(codes.values())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/nonexistent/root"], "not a directory"),
+    (["{root}", "--logs", "/nonexistent/logs"], "not a directory"),
+    (["{root}", "--json", "--csv"], "choose one"),
+    (["{root}", "--table", "nope"], "invalid choice"),
+    (["{root}", "--top", "0"], "must be 1 or more"),
+    (["{root}", "--retention", "soon"], "invalid duration"),
+])
+def test_bad_input_exits_2_with_a_clear_error(tree, args, message):
+    root, _, _ = tree
+    proc = run("stats", *[a.format(root=root) for a in args])
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in proc.stderr
+
+
+def test_human_view_and_one_table(tree):
+    root, logs, _ = tree
+    proc = run("stats", str(root), "--logs", str(logs), "--top", "3")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for title in ("By kind", "By tool", "Spill volume by day", "Largest sessions", "Largest files",
+                  "What the sweep deletes next"):
+        assert title in out
+    assert "still named by a log" in out and "KiB" in out
+    only = run("stats", str(root), "--table", "kinds", "--json")
+    kinds = json.loads(only.stdout)
+    assert {k["kind"] for k in kinds} == {"tool-output"}
+
+
+def test_untrusted_text_in_names_is_inert(tmp_path):
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    plant(root / session_dir_name("x") / "000000000001-\x1b[31mred.txt", 1, 5)
+    _write_log(logs, "x", "/w/\x1b]0;title\x07", [user_row()])
+    proc = run("stats", str(root), "--logs", str(logs))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+
+
+def user_row() -> dict:
+    return {"type": "user/message", "surfaceOp": "append",
+            "data": {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}, "role": "user", "id": "u"}}
