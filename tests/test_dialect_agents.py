@@ -160,3 +160,24 @@ def test_opencode_db_is_read_only_while_opencode_writes_it(tmp_path: Path) -> No
         writer.close()
     assert report.findings == [] and len(report.status_of()) == 5  # the uncommitted part is not seen
     assert before == after
+
+
+def test_every_dialect_folder_is_registered_and_offered_by_the_cli() -> None:
+    """Adding an agent is one folder plus one line in REGISTERED: the two must agree, and the
+    CLI's --agent choices come from the registry."""
+    import spillscope.dialects as dialects
+    from spillscope.dialects import REGISTERED
+    from spillscope.dialects.base import Dialect
+    from spillscope.frontends.cli.main import build_parser
+
+    root = Path(dialects.__file__).parent
+    folders = sorted(p.name for p in root.iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(REGISTERED)
+    for name in REGISTERED:
+        d = get(name)
+        assert isinstance(d, Dialect) and d.name == name and d.title and d.usual_path
+    import argparse
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    (agent,) = [a for a in sub.choices["verify"]._actions if a.dest == "agent"]
+    assert tuple(agent.choices or ()) == REGISTERED

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
-from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
-from ..engine import lines_holding
+from ..engine import lines_holding, open_transcript
 from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
 from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
 from .notice import NoticeError, is_notice, parse_notice, size_label_of
@@ -151,11 +150,8 @@ class _Pass:
     # -- reading a transcript ------------------------------------------------------------
 
     def _read(self, t: Transcript) -> None:
-        try:
-            f = os.fdopen(open_regular(t.path), "rb")
-        except OSError as exc:
-            self.report.findings.append(finding("unreadable", path=t.path, session=t.session,
-                                                detail=f"cannot read the transcript: {exc.strerror or exc}"))
+        f = open_transcript(t, self.report.findings)
+        if f is None:
             return
         with f:
             for lineno, raw in lines_holding(f, _WANTED):

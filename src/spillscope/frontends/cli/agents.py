@@ -172,18 +172,10 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...dialects.search import TextHit, search_tree
     from ...inspect.listing import ascii_json
     from ...inspect.search.pattern import Pattern, PatternError
-    from ...util.text import loads_exact
+    from .adapters import pattern_text
 
-    text = args.pattern
-    if args.json_pattern:
-        try:
-            text = loads_exact(text)
-        except ValueError as exc:
-            raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
-        if not isinstance(text, str):
-            raise UsageError("--json-pattern: PATTERN is not a JSON string")
     try:
-        compiled = Pattern(text, regex=args.regex, ignore_case=args.ignore_case).compile()
+        compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
     except PatternError as exc:
         raise UsageError(str(exc)) from None
     hits = 0
