@@ -241,9 +241,10 @@ class _Pass:
             files = self.by_id[tool_use_id]
             own = [f for f in files if f.session == session] or files
             for f in own:
-                notice = text if text is not None else ""
+                # No notice to keep: the model's view of a full-text result is not in the transcript,
+                # and a copy of each result's head would make a link per file weigh kilobytes.
                 ev = self._evidence(f.path, t, line, session, "full-text" if text is not None else "tool-result-id", None,
-                                    notice[:2000])
+                                    "")
                 if text is None or not self.options.check_content:
                     continue
                 data = self._load(f, ev, t, line, session)
