@@ -102,7 +102,7 @@ def test_agent_dsh_forces_the_dsh_inspector(projects: Path) -> None:
     assert any(f["code"] == "unexpected-entry" for f in data["findings"])
 
 
-@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 8), ("qwen", "qwen/home", 6),
+@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 9), ("qwen", "qwen/home", 6),
                                                ("opencode", "opencode/share", 5)])
 def test_verify_json_has_the_same_shape_for_every_agent(agent: str, tree: str, files: int) -> None:
     path = Path(__file__).parent / "fixtures" / tree

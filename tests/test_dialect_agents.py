@@ -20,7 +20,7 @@ from spillscope.dialects.base import Options, Report
 FIXTURES = Path(__file__).parent / "fixtures"
 #: agent → (tree under tests/fixtures, glob of its spill files, how many, the checks a changed byte may fail)
 CASES = {
-    "gemini": ("gemini/tmp", ("*/tool-outputs/**/*.txt",), 8, {"preview-mismatch", "content-mismatch"}),
+    "gemini": ("gemini/tmp", ("*/tool-outputs/**/*.txt",), 9, {"preview-mismatch", "content-mismatch"}),
     "qwen": ("qwen/home", ("tmp/*/tool-results/*.txt", "tmp/*/*.output"), 6,
              {"digest-mismatch", "preview-mismatch"}),
     "opencode": ("opencode/share", ("tool-output/*",), 5, {"preview-mismatch", "size-label-mismatch"}),
@@ -52,7 +52,9 @@ def test_fixture_verifies_every_file_linked_no_finding(case: tuple[str, Path]) -
     assert len(files) == CASES[agent][2] == len(report.files)
     links = report.status_of()
     assert sorted(links) == sorted(str(f) for f in files)
-    assert {k.status for k in links.values()} == {"verified"}
+    # "linked": a form whose notice offers nothing to compare (Gemini's distilled output).
+    assert {k.status for k in links.values() if k.form != "distilled"} == {"verified"}
+    assert {k.status for k in links.values() if k.form == "distilled"} <= {"linked"}
     assert report.notices()["checked"] == len(files)
 
 

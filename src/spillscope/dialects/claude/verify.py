@@ -200,8 +200,19 @@ class _Pass:
         parts = _SPLIT.split(named.strip())
         if (len(parts) >= 3 and parts[-2] == TOOL_RESULTS and SESSION_ID.match(parts[-3])
                 and parts[-1] not in ("", ".", "..") and "\x00" not in parts[-1]):
+            if len(parts) >= 4 and self._another_project(parts[-4]):
+                return None  # another project's file (read from here): that project's pass checks it
             return os.path.join(self.project.path, parts[-3], TOOL_RESULTS, parts[-1])
         return None
+
+    def _another_project(self, slug: str) -> bool:
+        """``slug`` names a sibling project dir, not this one. (A copied or renamed project dir —
+        the public corpus's are named by trial time — has no sibling of its recorded slug, and its
+        paths resolve here by their session and file name.)"""
+        here = self.project.path
+        if slug in ("", ".", "..") or "\x00" in slug or slug == os.path.basename(here):
+            return False
+        return os.path.isdir(os.path.join(os.path.dirname(here), slug))
 
     def _evidence(self, path: str, t: Transcript, line: int, session: str | None, form: str, named: str | None,
                   notice: str) -> _Evidence:

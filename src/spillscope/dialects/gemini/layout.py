@@ -14,7 +14,7 @@ from .notice import parse
 
 TOOL_OUTPUTS = "tool-outputs"
 CHATS = "chats"
-_WANTED = (b"Output too large", b"tool_output_masked")
+_WANTED = (b"Output too large", b"tool_output_masked", b"Tool output exceeded size limit")
 
 
 def _is_project(path: str) -> bool:
