@@ -13,7 +13,7 @@ from typing import TextIO
 
 from ...util.text import visible
 from ...inspect.findings import Finding
-from ...inspect.listing import ascii_json
+from ...inspect.scan.listing import ascii_json
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.root import SearchHit, search_root
 from .args import UsageError, check_root

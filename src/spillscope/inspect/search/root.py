@@ -59,7 +59,7 @@ class _Target:
 
 def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
     from ...formats.transcript.reader import departs_from_title
-    from ..verify import inspect_root
+    from ..verify.inspection import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)
     # Only what makes an artifact (or a log's links) unsearchable concerns a search: also a

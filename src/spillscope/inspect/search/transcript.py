@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 
 from ...util import native
 from ...util.text import js_json_string
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
 from ..findings import finding
 from .escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
