@@ -49,10 +49,10 @@ def choose(args: argparse.Namespace) -> None:
         return
     if not os.path.isdir(root):
         raise UsageError(f"{root}: not a directory")
-    if args.command in ("tui", "serve"):
-        raise UsageError(f"the TUI reads dsh spill roots only so far; use `spillscope ls|verify|grep {root}` "
-                         f"for {dialect.title}")
-    args.func = {"ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
+    if args.command == "serve":
+        raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
+                         f"`spillscope ls|verify|grep {root}` for {dialect.title}")
+    args.func = {"tui": cmd_tui, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
 
 
 def _listable(root: str) -> bool:
@@ -230,3 +230,10 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         n = len(result.deleted) if args.apply else len(result.delete)
         out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
     return 1 if result.errors else 0
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    from ..tui.agent_app import AgentApp
+
+    AgentApp(args.dialect, args.root).run()
+    return 0
