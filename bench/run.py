@@ -86,7 +86,7 @@ def bench_transcript(tmp: Path, size: int) -> None:
 
 
 def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
-    from spillscope.inspect.listing import listing_json
+    from spillscope.inspect.scan.listing import listing_json
 
     root = tmp / "wide"
     count = write_wide_root(root, dirs, per_dir)

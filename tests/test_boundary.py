@@ -23,7 +23,7 @@ FRONT_ENDS = ("spillscope.frontends", "spillscope.__main__")
 #: Top-level packages the core must never pull in (UI libraries and optional backends' clients).
 FORBIDDEN_TOP = ("textual", "rich", "boto3", "botocore", "aiobotocore", "obstore", "s3transfer", "IPython", "ipykernel")
 #: Modules that exist to reach an optional backend: they may import its client, and only they.
-OPTIONAL_BACKENDS = ("spillscope.spill.s3", "spillscope.inspect.s3root", "spillscope.inspect.s3watch")
+OPTIONAL_BACKENDS = ("spillscope.spill.s3", "spillscope.inspect.s3root", "spillscope.inspect.watch.s3")
 
 
 def _is_front_end(name: str) -> bool:
@@ -50,7 +50,7 @@ def test_the_core_is_most_of_the_package() -> None:
     core = core_modules()
     # A walk that found nothing would pass every check below.
     assert len(core) >= 20, core
-    assert "spillscope.inspect.verify" in core and "spillscope.spill.local" in core
+    assert "spillscope.inspect.verify.inspection" in core and "spillscope.spill.local" in core
     assert not any(m.startswith("spillscope.frontends") for m in core)
 
 

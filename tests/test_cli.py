@@ -61,8 +61,12 @@ def test_ls_human_table(demo):
     assert re.search(r"-pytest\.txt  \[orphan-artifact\]\n", out)
 
 
-def test_verify_clean_demo_exits_0_and_fail_on_is_respected(demo):
-    ok = run("verify", str(demo.root), "--logs", str(demo.logs), "--json")
+def test_verify_demo_fails_on_its_warnings_and_fail_on_is_respected(demo):
+    # The demo has an expired locator and an orphan (warnings) and a reference made with
+    # no storage (info): by default warnings fail, info is only reported.
+    default = run("verify", str(demo.root), "--logs", str(demo.logs))
+    assert default.returncode == 1 and default.stdout.splitlines()[-1] == b"FAIL: 2 findings at or above --fail-on (1 below it)"
+    ok = run("verify", str(demo.root), "--logs", str(demo.logs), "--json", "--fail-on", "error")
     assert ok.returncode == 0, ok.stdout
     report = json.loads(ok.stdout)
     assert report["summary"] == {"expired-locator": 1, "orphan-artifact": 1, "snapshot-unavailable": 1}
@@ -77,9 +81,10 @@ def test_verify_clean_demo_exits_0_and_fail_on_is_respected(demo):
 
 def test_verify_upstream_clean(upstream_copy):
     root, logs = upstream_copy
-    proc = run("verify", str(root), "--logs", str(logs), "--json")
+    proc = run("verify", str(root), "--logs", str(logs), "--json", "--fail-on", "error")
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["summary"] == {"orphan-artifact": 2, "snapshot-unavailable": 2}
+    assert run("verify", str(root), "--logs", str(logs)).returncode == 1  # orphans are warnings
 
 
 def test_verify_fails_on_a_mismatch(upstream_copy):
@@ -104,7 +109,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
     raw where all is ASCII, escaped where anything is not; non-ASCII and lone surrogates
     are escaped)."""
     from spillscope.frontends.cli.output import CHUNK
-    from spillscope.inspect.listing import ascii_json
+    from spillscope.inspect.scan.listing import ascii_json
 
     sdir = tmp_path / "root" / "session-000000000001"
     sdir.mkdir(parents=True, mode=0o700)
@@ -119,7 +124,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
         os.fchmod(fd, 0o644 if 0 < i <= CHUNK else 0o600)
         os.close(fd)
     proc = run("verify", str(tmp_path / "root"), "--logs", str(tmp_path / "logs"), "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the orphans (warnings) fail
     report = json.loads(proc.stdout)
     text, whole = proc.stdout.decode("ascii"), ascii_json(report) + "\n"
     at = next((i for i, (a, b) in enumerate(zip(text, whole)) if a != b), min(len(text), len(whole)))
@@ -131,7 +136,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
 
 def test_write_json_members_matches_ascii_json_at_every_chunk_size():
     from spillscope.frontends.cli.output import Chunked, write_json_members
-    from spillscope.inspect.listing import ascii_json
+    from spillscope.inspect.scan.listing import ascii_json
     import io
 
     texts = ["a", "\x7f", "\u00e9", "\ud800", "\n\"\\\x1b", "\U0001F600"]
@@ -326,7 +331,7 @@ def test_progress_bar_on_a_terminal_only(demo, tmp_path):
     assert re.search(r"scan +[█#]+ 100%  300/300 session dirs", text), text
     assert text.endswith("\r\x1b[K")  # the bar is cleared, the terminal left clean
     # verify: scan, logs, then transcript bytes read.
-    proc, tty = _stderr_on_a_terminal("verify", str(demo.root), "--logs", str(demo.logs), "--json")
+    proc, tty = _stderr_on_a_terminal("verify", str(demo.root), "--logs", str(demo.logs), "--json", "--fail-on", "error")
     assert proc.returncode == 0 and json.loads(proc.stdout)["summary"]
     text = tty.decode()
     size = sum(p.stat().st_size for p in demo.root.rglob("*-session-reference-*.txt"))

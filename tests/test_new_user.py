@@ -41,20 +41,22 @@ def test_verify_of_a_moved_root_is_never_ok_and_names_the_rebase(tmp_path, old_n
     moved = tmp_path / "new-root"
     shutil.copytree(demo.root, moved)
     proc = run("verify", str(moved), "--logs", str(demo.logs), "--fail-on", "error,expired-locator")
-    assert proc.returncode == 1, proc.stdout
+    assert proc.returncode == 3, proc.stdout  # nothing checked, and no finding at --fail-on
     out = proc.stdout
     assert "OK" not in out.splitlines()[-1]
-    assert out.splitlines()[-1].startswith("FAIL: none of the")
+    assert out.splitlines()[-1].startswith("NOTHING CHECKED: no notice was compared with its artifact — try the --rebase above")
+    assert "no notice checked: every notice's locator is outside the root" in out
     # The hint is the old root, taken from the locators, and says they would resolve.
     assert f"did you mean --rebase {demo.root}?" in out
     data = json.loads(run("verify", str(moved), "--logs", str(demo.logs), "--json").stdout)
     notices = data["notices"]
     assert data["ok"] is False and notices["checked"] == 0 and notices["unchecked"] > 0
+    assert notices["nothingChecked"] == "outside-root"
     assert notices["rebaseHint"]["prefix"] == str(demo.root)
     # 1 expired locator in the demo: the rest would resolve.
     assert notices["rebaseHint"]["wouldResolve"] == notices["unchecked"] - 1
     # Following the hint checks them all; then only real findings decide.
-    fixed = run("verify", str(moved), "--logs", str(demo.logs), "--rebase", str(demo.root), "--json")
+    fixed = run("verify", str(moved), "--logs", str(demo.logs), "--rebase", str(demo.root), "--json", "--fail-on", "error")
     fixed_data = json.loads(fixed.stdout)
     assert fixed_data["notices"]["unchecked"] == 0 and fixed_data["notices"]["checked"] == notices["unchecked"]
     assert fixed_data["notices"]["rebaseHint"] is None
@@ -62,7 +64,7 @@ def test_verify_of_a_moved_root_is_never_ok_and_names_the_rebase(tmp_path, old_n
 
 
 def test_verify_in_place_reports_what_it_checked(demo):
-    proc = run("verify", str(demo.root), "--logs", str(demo.logs))
+    proc = run("verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "error")
     assert proc.returncode == 0, proc.stdout
     assert "did you mean" not in proc.stdout
     line = next(l for l in proc.stdout.splitlines() if l.startswith("notices:"))
@@ -76,7 +78,7 @@ def test_upstream_fixture_copied_is_not_ok(tmp_path):
     shutil.copytree(UPSTREAM / "sessions", tmp_path / "sessions")
     proc = run("verify", str(tmp_path / "spill-root"), "--logs", str(tmp_path / "sessions"),
                "--fail-on", "error,expired-locator")
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     old_root = json.loads((UPSTREAM / "manifest.json").read_text())["spillRoot"]["originalRoot"]
     assert f"did you mean --rebase {old_root}? (15 of 15 " in proc.stdout
     assert "notices: 17 found, 0 checked against the root, 15 NOT checked" in proc.stdout
@@ -97,7 +99,7 @@ def _closed_pipe_status(*args: str) -> int:
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_exit_status_survives_a_closed_pipe(demo, json_flag):
     failing = ["verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "warning", *json_flag]
-    passing = ["verify", str(demo.root), "--logs", str(demo.logs), *json_flag]
+    passing = ["verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "error", *json_flag]
     assert run(*failing).returncode == 1
     assert _closed_pipe_status(*failing) == 1
     assert _closed_pipe_status(*passing) == 0
@@ -107,7 +109,7 @@ def test_fail_on_empty_is_refused(demo):
     for value in ["", " ", ",", " , "]:
         proc = run("verify", str(demo.root), "--fail-on", value)
         assert proc.returncode == 2 and "empty" in proc.stderr
-    assert run("verify", str(demo.root), "--fail-on", "none").returncode == 0
+    assert run("verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "none").returncode == 0
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

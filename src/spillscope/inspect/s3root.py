@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Iterator
 
 from ..spill.s3 import describe, error_code, is_not_found, parse_s3_url, s3_client
 from .findings import finding
-from .scan import SESSION_DIR, Artifact, ProgressFn, RootScan, SessionDir, classify_name
+from .scan.tree import SESSION_DIR, Artifact, ProgressFn, RootScan, SessionDir, classify_name
 
 #: What an object is recorded with: the modes the local backend writes.
 OBJECT_MODE, DIR_MODE = 0o600, 0o700
@@ -121,7 +121,7 @@ def _with_progress(objects: Iterator[dict[str, Any]], sessions: dict[str, Sessio
 
 def listing_json_s3(root: str, now: float, progress: ProgressFn | None = None) -> str:
     """The no-logs ``ls --json`` of an S3 root: the same records as a local listing."""
-    from .listing import ascii_json, codes_by_path, session_record
+    from .scan.listing import ascii_json, codes_by_path, session_record
 
     scan = scan_s3_root(root, progress=progress)
     codes = codes_by_path(scan.findings)

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 from ..format import count
 from ...util.fs import CheckedStream, read_head
 from ...util.text import js_utf8, lone_surrogate_count, shown_count, visible
-from ...inspect.listing import ascii_json
-from ...inspect.scan import classify_name
+from ...inspect.scan.listing import ascii_json
+from ...inspect.scan.tree import classify_name
 
 if TYPE_CHECKING:
     from ...formats.transcript.records import Incomplete

@@ -15,20 +15,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..format import count, human_age, human_size
 from ...util.text import loads_exact
 from ...inspect.findings import SEVERITY_RANK, Finding
-from ...inspect.listing import listing, listing_json
-from .args import UsageError, check_root
+from ...inspect.scan.listing import listing, listing_json
+from .args import NOTHING_CHECKED_STATUS, UsageError, check_root
 from .output import Chunked, cell, write_json, write_json_members
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
 
 def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
     check_root(args.root)
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
-    from ...inspect.verify import inspect_root
+    from ...inspect.verify.inspection import inspect_root
 
     with Progress() as progress:
         return inspect_root(args.root, args.logs, retention_seconds=getattr(args, "retention", None),
@@ -48,7 +48,10 @@ def _check_listable(root: str) -> None:
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    """A listing: exit 0 however little it found, but an empty root, or logs that link no
+    notice, are said in words after the table (a listing is not a check)."""
     now = time.time()
+    notes: list[str] = []
     _check_listable(args.root)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
@@ -61,11 +64,18 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             return 0
         data = loads_exact(text)
     else:
-        data = listing(_run_inspection(args, check_content=True), now)
+        from ...inspect.verify.coverage import nothing_checked, not_checked_line
+
+        ins = _run_inspection(args, check_content=True)
+        data = listing(ins, now)
         if args.json:
             write_json(out, data)
             return 0
+        reason = nothing_checked(ins)
+        if reason is not None:
+            notes.append(not_checked_line(reason, len(ins.scan.artifacts())))
     _write_table(data, out)
+    out.write("".join(cell(note) + "\n" for note in notes))
     return 0
 
 
@@ -73,6 +83,9 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
     """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
     artifacts = sum(s["artifactCount"] for s in data["sessions"])
     out.write(f"{cell(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    if not artifacts:
+        out.write("empty: no artifact in this root" + ("" if data["sessions"] else
+                  " (a spill root holds session-<12 hex>/ dirs; is this one?)") + "\n")
     listed = set()
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
@@ -92,13 +105,15 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from ...inspect.coverage import coverage, describe
+    from ...inspect.verify.coverage import coverage, describe
 
     ins = _run_inspection(args, check_content=True)
     cov = coverage(ins)
     failing = [f for f in ins.findings if f.code in args.fail_on]
-    # A verify that compared nothing must not pass, whatever --fail-on says.
-    status = 1 if failing or cov.none_checked else 0
+    # A verify that compared no notice must not pass, whatever --fail-on says; findings
+    # that fail come first (they are a definite problem, and say more).
+    reason = cov.nothing_checked
+    status = 1 if failing else NOTHING_CHECKED_STATUS if reason is not None else 0
     args.exit_status = status  # kept if the reader of our output goes away (`| head`)
     if args.json:
         write_json_members(out, {"summary": ins.summary(), "findings": Chunked(ins.findings, Finding.to_json),
@@ -111,9 +126,22 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
         if f.locator and f.locator != f.path:
             out.write(f"        locator: {cell(f.locator)}\n")
     out.write("".join(cell(line) + "\n" for line in describe(cov)))
-    if cov.none_checked:
-        out.write(f"FAIL: none of the {count(cov.with_locator, 'notice')} with a locator could be checked "
-                  f"({cov.unchecked} outside the root); {count(len(failing), 'finding')} at or above --fail-on\n")
+    below = len(ins.findings) - len(failing)
+    tally = (f"{count(len(failing), 'finding')} at or above --fail-on"
+             + (f" ({below} below it)" if below else ""))
+    if failing:
+        out.write(f"FAIL: {tally}\n")
+    elif reason is not None:
+        # Why is the line above (describe); this one says what to do about it.
+        hint = _HINTS.get(reason, " — try the --rebase above" if cov.rebase is not None else "")
+        out.write(f"NOTHING CHECKED: no notice was compared with its artifact{hint}; {tally}\n")
     else:
-        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
+        out.write(f"OK: {tally}\n")
     return status
+
+
+#: What to do about a reason for having checked no notice (the CLI's own words).
+_HINTS = {
+    "no-logs": " — pass --logs DIR, the harness's session logs",
+    "no-session-logs": " — --logs must name the dir holding the harness's session logs",
+}

@@ -12,7 +12,7 @@ import sys
 from typing import TextIO
 
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from .args import UsageError, check_root
 from .inspect_cmds import cmd_ls
 

@@ -24,8 +24,8 @@ class WatchUsageError(Exception):
 
 
 def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: TextIO | None = None) -> int:
-    from ...inspect.watch import watch_root
-    from ...inspect.watch_events import root_problem
+    from ...inspect.watch.root import watch_root
+    from ...inspect.watch.events import root_problem
 
     err = err or sys.stderr
     why = root_problem(root)

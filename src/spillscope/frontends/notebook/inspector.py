@@ -11,13 +11,13 @@ from typing import Any, AsyncIterator
 from ..format import count
 from ...util.fs import normalize_root
 from ...util.text import visible
-from ...inspect.coverage import coverage, describe
+from ...inspect.verify.coverage import coverage, describe
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern
 from ...inspect.search.root import SearchHit, search_root
-from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch import awatch_root
-from ...inspect.watch_events import ChangeEvent
+from ...inspect.verify.inspection import Inspection, inspect_root
+from ...inspect.watch.root import awatch_root
+from ...inspect.watch.events import ChangeEvent
 from ...formats.transcript.reader import read_transcript
 from ...spill.naming import session_dir_name
 from .findings import Findings
@@ -49,12 +49,12 @@ class Inspector:
     def sessions(self) -> list[Session]:
         names = {s.name for s in self.inspection.scan.sessions}
         names |= {session_dir_name(l.entry.target_session) for l in self.inspection.references}
-        return [Session(self, n) for n in sorted(names)]
+        return [Session(self.inspection, n) for n in sorted(names)]
 
     def session(self, key: str) -> Session:
         """By session id or dir name."""
         name = key if key.startswith("session-") else session_dir_name(key)
-        return Session(self, name)
+        return Session(self.inspection, name)
 
     @property
     def references(self) -> list[Reference]:
@@ -118,7 +118,8 @@ class Inspector:
                         f"<td>{len(s.references)}</td><td>{_badges(s.findings().items)}</td></tr>")
         summary = ", ".join(f"{esc(k)} {v}" for k, v in self.inspection.summary().items()) or "no findings"
         cov = coverage(self.inspection)
-        summary += "".join(f"<div{' class=bad' if cov.unchecked else ''}>{esc(line)}</div>" for line in describe(cov))
+        bad = cov.unchecked or cov.nothing_checked is not None  # checking nothing is not a pass
+        summary += "".join(f"<div{' class=bad' if bad else ''}>{esc(line)}</div>" for line in describe(cov))
         return _wrap(f"<b>Spill root</b> <code>{esc(self.root)}</code><br>{summary}"
                      f"<table><tr><th>session</th><th>dir</th><th>artifacts</th><th>references</th><th>findings</th></tr>"
                      f"{''.join(rows)}</table>")

@@ -25,14 +25,14 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.notifications import SeverityLevel
 
-from ...inspect.coverage import coverage, describe
+from ...inspect.verify.coverage import coverage, describe
 from ...util.fs import normalize_root
 from ...util.text import visible
 from ...inspect.findings import CODES
-from ...inspect.livepatch import apply_events, changed_sessions
-from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch_events import ChangeEvent
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...inspect.watch.patch import apply_events, changed_sessions
+from ...inspect.verify.inspection import Inspection, inspect_root
+from ...inspect.watch.events import ChangeEvent
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .footer import FittingFooter
 from .help import HelpScreen
@@ -54,23 +54,27 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help", show=False),
+        # Escape in the filter box gives the keys back to the tree (the filter stays).
+        Binding("escape", "leave_filter", show=False),
         # Priority: the app handles "/" as it reads it, so the keys typed right after it
         # ("/Research", fast or pasted) already go to the box (check_action lets "/" type
         # itself into any input).
         Binding("slash", "filter", "Filter", priority=True),
-        Binding("f", "cycle_code", "Finding filter"),
-        Binding("p", "toggle_pause", "Pause watch"),
+        Binding("s", "search_root", "Search"),
+        # Short labels: with s, every browse key fits the footer at 80 columns.
+        Binding("f", "cycle_code", "Findings"),
+        Binding("p", "toggle_pause", "Pause"),
         Binding("r", "refresh", "Rescan"),
-        Binding("s", "search_root", "Search all", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
     #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
-    #: Watch events applied to the tree at once, path by path (see inspect.livepatch);
+    #: Watch events applied to the tree at once, path by path (see inspect.watch.patch);
     #: False: every change waits for a pass over the whole root, as before.
     live_patch = True
-    #: A local root's watcher in a child process (inspect.watch_child); False: a thread here.
+    #: A local root's watcher in a child process (inspect.watch.child); False: a thread here.
     watch_in_child = True
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
@@ -314,10 +318,21 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
             return False
         if action == "filter" and isinstance(self.focused, Input):
             return False  # "/" is text there (a path in the filter box)
+        if action == "leave_filter":  # Escape means something else anywhere else
+            return isinstance(self.focused, Input) and self.focused.id == "filter"
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_leave_filter(self) -> None:
+        self.query_one(BrowseTree).focus()
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C: Textual's own says "Press [b]ctrl+q[/b]…", and every notification here
+        is plain text (it would show the markup); said plainly."""
+        self.notify("ctrl+q quits (q too, outside a text box)", title="Do you want to quit?")
 
     def watch_root_missing(self) -> None:
         if self.is_running:

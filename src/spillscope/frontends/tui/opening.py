@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from ...inspect.search.seen import reference_seen_ranges
-from ...inspect.verify import ReferenceLink
+from ...inspect.link.records import ReferenceLink
 from .document import open_document
 from .reader import ReaderScreen
 from .tree import NodeData
@@ -18,7 +18,7 @@ from .tree import NodeData
 if TYPE_CHECKING:
     from textual.app import App
 
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
     _AppBase = App[None]
 else:

@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from ..format import count, human_age, human_size
 from ...inspect.findings import SEVERITY_RANK, Finding, by_location
-from ...inspect.verify import Inspection
+from ...inspect.verify.inspection import Inspection
 from ...spill.naming import session_dir_name
 from .labels import Extra, FitLabel, FittingTree, one_line
 
@@ -184,7 +184,7 @@ class BrowseTree(FittingTree[NodeData]):
         """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
         change, or what a verification changed): each is refreshed, added at its place or
         removed, and the rest of the tree is left as it is. ``paths``: the only artifact
-        paths that changed (a watch's patch, see ``livepatch.apply_events``): then a
+        paths that changed (a watch's patch, see ``inspect.watch.patch.apply_events``): then a
         session's children are patched in place, each changed one added at its sorted
         place, removed or relabelled, instead of rebuilt. False when that cannot be done
         in place (a filter is on) and :meth:`populate` is needed."""
@@ -323,7 +323,7 @@ class BrowseTree(FittingTree[NodeData]):
     def _updated_index(self, findings: list[Finding]) -> tuple[dict[str, list[Finding]], set[str] | None]:
         """``by_location(findings)``, made from the shown index when ``findings`` is the
         indexed list with some of its items left out and new ones at its end (what a
-        watch's patch makes of it, see ``livepatch.apply_events``): the items are told
+        watch's patch makes of it, see ``inspect.watch.patch.apply_events``): the items are told
         apart by identity, and only the ones that left or came are moved. Rebuilding the
         index took ~20 ms a watch batch on a loaded machine with 5,000 findings (issue 13);
         telling the items apart is done on their ids with C-level passes (``map``,

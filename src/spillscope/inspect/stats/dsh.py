@@ -3,14 +3,14 @@ one session dir at a time (in worker processes on a wide local root).
 
 What is counted, and from where:
 
-- files and bytes: every entry of a session dir, from the scan's ``lstat`` (:mod:`..scan`),
+- files and bytes: every entry of a session dir, from the scan's ``lstat`` (:mod:`..scan.tree`),
   symlinks and odd entries included at their own size (an ``os.walk`` of the root sums the
   same: that is the test);
 - notices, omitted bytes and messages: from each session log (:mod:`..logs`), under the
   session the log belongs to -- what *that* session's model was not shown;
 - findings: the scan's (odd entries, permissions, symlinks, unreadable places), the logs'
   (malformed lines and notices), ``orphan-artifact`` with ``--logs`` (a regular file no
-  notice names: its locator resolved by :mod:`..locate`, or a replay-normalised name that
+  notice names: its locator resolved by :mod:`..link.locate`, or a replay-normalised name that
   matches the file's) and ``past-retention`` for each sweep candidate. Content is not read:
   checking it is ``verify``'s job;
 - the sweep: :class:`..expiry.SweepForecast`, the local backend's own rule (strictly older
@@ -33,11 +33,11 @@ from ...spill.expiry_rule import DEFAULT_CLEANUP_PERIOD_DAYS
 from ...spill.naming import session_dir_name
 from ...spill.replay import normalized_name
 from ...util.fs import is_remote, normalize_root
-from ..expiry import SweepForecast
+from ..verify.expiry import SweepForecast
 from ..findings import Finding
-from ..locate import resolve_locator
+from ..link.locate import resolve_locator
 from ..logs import SessionLog, iter_logs
-from ..scan import ARTIFACT, Artifact, ProgressFn, SessionDir, SessionSpec, root_plan, scan_session_dir
+from ..scan.tree import ARTIFACT, Artifact, ProgressFn, SessionDir, SessionSpec, root_plan, scan_session_dir
 from .builder import StatsBuilder
 from .model import Stats, SweepCandidate
 
