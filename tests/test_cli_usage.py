@@ -142,6 +142,7 @@ def test_top_level_help_shows_spillscope_root():
 def test_every_option_and_positional_is_described():
     parsers = {"spillscope": build_parser(), **{f"spillscope {n}": p for n, p in commands().items()}}
     for prog, parser in parsers.items():
+        assert parser.description, prog  # `spillscope help CMD` says what CMD does
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 for choice in action._choices_actions:
