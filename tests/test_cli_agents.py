@@ -104,7 +104,7 @@ def test_agent_dsh_forces_the_dsh_inspector(projects: Path) -> None:
     assert any(f["code"] == "unexpected-entry" for f in data["findings"])
 
 
-@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 8), ("qwen", "qwen/home", 6),
+@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 9), ("qwen", "qwen/home", 6),
                                                ("opencode", "opencode/share", 5)])
 def test_verify_json_has_the_same_shape_for_every_agent(agent: str, tree: str, files: int) -> None:
     path = Path(__file__).parent / "fixtures" / tree
@@ -151,3 +151,16 @@ def test_prune_applies_the_agents_rule_but_never_what_a_recent_transcript_names(
     # What is left is what the notices now call expired, nothing else.
     after = json.loads(run("verify", str(root), "--json").stdout)
     assert {f["code"] for f in after["findings"]} <= {"expired-locator"}
+
+
+def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) -> None:
+    """`spillscope PATH` is `tui PATH`: on another agent's tree it is the agents' app
+    (run under Pilot in tests/test_tui_agents.py); serve is refused with what to use instead."""
+    from spillscope.frontends.cli import agents
+    from spillscope.frontends.cli.main import build_parser
+
+    args = build_parser().parse_args(["tui", str(projects)])
+    agents.choose(args)
+    assert args.func is agents.cmd_tui and args.dialect.name == "claude"
+    proc = run("serve", str(projects))
+    assert proc.returncode == 2 and b"serve reads dsh spill roots only" in proc.stderr

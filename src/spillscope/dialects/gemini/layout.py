@@ -6,16 +6,15 @@ import functools
 import os
 from typing import Iterator
 
-from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ...inspect.findings import Finding, finding
 from ..base import Options, Report, RetentionRule
-from ..engine import Layout, Text, jsonl_texts, json_strings, link_and_check, lstat_dir, resolve_under, transcript
+from ..engine import UNUSABLE, Layout, Text, jsonl_texts, read_json, json_strings, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 
 TOOL_OUTPUTS = "tool-outputs"
 CHATS = "chats"
-_WANTED = (b"Output too large", b"tool_output_masked")
+_WANTED = (b"Output too large", b"tool_output_masked", b"Tool output exceeded size limit")
 
 
 def _is_project(path: str) -> bool:
@@ -80,14 +79,8 @@ def _texts(layout: Layout, findings: list[Finding]) -> Iterator[Text]:
         if t.path.endswith(".jsonl"):
             yield from jsonl_texts(t, findings, _WANTED)
             continue
-        try:
-            with os.fdopen(open_regular(t.path), "rb") as f:
-                data = loads_exact(f.read())
-        except OSError as exc:
-            findings.append(finding("unreadable", path=t.path, detail=f"cannot read the transcript: {exc.strerror or exc}"))
-            continue
-        except ValueError as exc:
-            findings.append(finding("malformed-log", path=t.path, detail=f"not JSON: {exc}"))
+        data = read_json(t, findings)
+        if data is UNUSABLE:
             continue
         session = data.get("sessionId") if isinstance(data, dict) and isinstance(data.get("sessionId"), str) else None
         for s in json_strings(data):

@@ -22,10 +22,9 @@ import sqlite3
 from typing import Iterator
 
 from ...inspect.findings import Finding, finding
-from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ..base import Options, Report, RetentionRule, Transcript
-from ..engine import Layout, Notice, link_and_check, lstat_dir, resolve_under, transcript
+from ..engine import UNUSABLE, Layout, Notice, read_json, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 
 TOOL_OUTPUT = "tool-output"
@@ -76,14 +75,8 @@ def _parts(layout: Layout, findings: list[Finding]) -> Iterator[_Part]:
         if t.path.endswith(".db"):
             yield from _db_parts(t, findings)
             continue
-        try:
-            with os.fdopen(open_regular(t.path), "rb") as f:
-                data = loads_exact(f.read())
-        except OSError as exc:
-            findings.append(finding("unreadable", path=t.path, detail=f"cannot read the part: {exc.strerror or exc}"))
-            continue
-        except ValueError as exc:
-            findings.append(finding("malformed-log", path=t.path, detail=f"not JSON: {exc}"))
+        data = read_json(t, findings)
+        if data is UNUSABLE:
             continue
         session = data.get("sessionID") if isinstance(data, dict) else None
         yield _Part(t, 1, session if isinstance(session, str) else None, data)

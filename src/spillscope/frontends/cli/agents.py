@@ -49,10 +49,10 @@ def choose(args: argparse.Namespace) -> None:
         return
     if not os.path.isdir(root):
         raise UsageError(f"{root}: not a directory")
-    if args.command in ("tui", "serve"):
-        raise UsageError(f"the TUI reads dsh spill roots only so far; use `spillscope ls|verify|grep {root}` "
-                         f"for {dialect.title}")
-    args.func = {"ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
+    if args.command == "serve":
+        raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
+                         f"`spillscope ls|verify|grep {root}` for {dialect.title}")
+    args.func = {"tui": cmd_tui, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
 
 
 def _listable(root: str) -> bool:
@@ -176,18 +176,15 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...dialects.search import TextHit, search_tree
     from ...inspect.scan.listing import ascii_json
     from ...inspect.search.pattern import Pattern, PatternError
-    from ...util.text import loads_exact
+    from .adapters import pattern_text
 
-    text = args.pattern
-    if args.json_pattern:
-        try:
-            text = loads_exact(text)
-        except ValueError as exc:
-            raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
-        if not isinstance(text, str):
-            raise UsageError("--json-pattern: PATTERN is not a JSON string")
+    # The grep conveniences are the dsh search's so far: refused by name, never ignored.
+    dsh_only = [flag for flag, given in (("-n", args.line_number), ("-C", args.context), ("-l", args.files_with_matches),
+                                         ("-c", args.count), ("--session", args.session), ("--kind", args.kind)) if given]
+    if dsh_only:
+        raise UsageError(f"grep {' '.join(dsh_only)}: not supported yet for {args.dialect.title} trees (dsh roots only)")
     try:
-        compiled = Pattern(text, regex=args.regex, ignore_case=args.ignore_case).compile()
+        compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
     except PatternError as exc:
         raise UsageError(str(exc)) from None
     hits = 0
@@ -242,3 +239,10 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         n = len(result.deleted) if args.apply else len(result.delete)
         out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
     return 1 if result.errors else 0
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    from ..tui.agent_app import AgentApp
+
+    AgentApp(args.dialect, args.root).run()
+    return 0
