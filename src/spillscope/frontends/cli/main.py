@@ -193,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
         # No abbreviated options: a script's `--log` must not change meaning when an
         # option starting with it is added; a slip gets a suggestion instead.
         parser.allow_abbrev = False
+    for choice in sub._choices_actions:
+        # `spillscope help CMD` (and `CMD --help`) says what CMD does, as the list does.
+        command = sub.choices[choice.dest]
+        command.description = command.description or choice.help
     return p
 
 

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 from ..format import count
 from ...util.fs import normalize_root
 from ...util.text import visible
-from ...inspect.verify.coverage import coverage, describe
+from ...inspect.verify.coverage import coverage, describe, not_checked_line, nothing_checked
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern
 from ...inspect.search.root import SearchHit, search_root
@@ -89,8 +89,11 @@ class Inspector:
         return SearchResults(pattern, hits, bad)
 
     def verify(self) -> Findings:
-        """Rescan and return the findings (worst first)."""
-        return self.refresh().findings()
+        """Rescan and return the findings (worst first), saying so when no notice was checked."""
+        ins = self.refresh().inspection
+        reason = nothing_checked(ins)
+        note = None if reason is None else not_checked_line(reason, len(ins.scan.artifacts()))
+        return Findings(ins.findings, note).sorted()
 
     def stats(self, table: str = "sessions", *, top: int = 10) -> StatsView:
         """Where the root's bytes are (what ``spillscope stats`` reports): the ``table``
