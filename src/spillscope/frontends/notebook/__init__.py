@@ -8,6 +8,7 @@ notebook package to import.
 
 from __future__ import annotations
 
+from .agent import AgentInspector, SpillView
 from .findings import Findings
 from .inspector import Inspector, open
 from .reference import Reference
@@ -16,5 +17,5 @@ from .search import SearchResults
 from .session import Session
 from .transcript import COLLAPSE_CHARS, TranscriptView
 
-__all__ = ["COLLAPSE_CHARS", "Findings", "Inspector", "Reference", "SearchResults", "Session",
+__all__ = ["COLLAPSE_CHARS", "AgentInspector", "Findings", "Inspector", "Reference", "SearchResults", "Session", "SpillView",
            "TranscriptView", "esc", "open"]
