@@ -24,15 +24,18 @@ def reproducible_demo() -> Demo:
 
 
 def make_app(demo: Demo) -> SpillscopeApp:
-    return SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    # Watching, as `spillscope ROOT` runs: the views show the status a user sees ("● live").
+    return SpillscopeApp(str(demo.root), str(demo.logs), watch=True)
 
 
 async def _loaded(pilot) -> None:
+    """Verified, and the watch live (its child process started): the status says so."""
     app = pilot.app
-    for _ in range(200):
-        if app.verified:
+    for _ in range(500):
+        if app.verified and app.watch_state == "live":
             break
         await pilot.pause(0.02)
+    assert app.verified and app.watch_state == "live", (app.verified, app.watch_state, app.watch_detail)
     await pilot.pause(0.1)
 
 

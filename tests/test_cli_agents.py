@@ -34,7 +34,8 @@ def test_verify_json_on_a_claude_projects_dir_without_logs(projects: Path) -> No
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["agent"] == "claude" and data["ok"] is True and data["findings"] == []
-    assert data["notices"] == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "rebaseHint": None}
+    assert data["notices"] == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "nothingChecked": None,
+                               "rebaseHint": None}
     assert set(data) >= {"summary", "findings", "failOn", "notices", "ok"}
 
 
@@ -91,7 +92,8 @@ def test_a_tree_no_agent_wrote_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert b"no agent's spill layout found here" in proc.stderr and b"--agent NAME" in proc.stderr
     forced = run("verify", str(tmp_path), "--agent", "claude")
-    assert forced.returncode == 1 and b"no Claude Code transcript or spill file here" in forced.stdout
+    # Nothing checked: exit 3, as dsh's verify (docs/cli.md), never OK.
+    assert forced.returncode == 3 and b"NOTHING CHECKED: no Claude Code transcript or spill file here" in forced.stdout
     assert run("verify", str(tmp_path), "--agent", "nope").returncode == 2
 
 

@@ -63,7 +63,8 @@ def test_real_sessions_every_spill_file_linked_and_verified(projects: Path) -> N
     notices = [k for k in report.links if k.form == "persisted-output"]
     assert len(notices) == 1 and notices[0].checks == ("exists", "prefix", "size-label", "bytes")
     assert all(k.checks == ("bytes",) for k in report.links if k.form == "full-text")
-    assert report.notices() == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "rebaseHint": None}
+    assert report.notices() == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "nothingChecked": None,
+                                "rebaseHint": None}
     # Every kind of transcript was read: main, subagents/, and the older top-level agent-*.jsonl.
     kinds = {("subagents" in t.path, os.path.basename(t.path).startswith("agent-")) for t in report.transcripts}
     assert kinds == {(False, False), (True, True), (False, True)}

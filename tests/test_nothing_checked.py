@@ -17,7 +17,7 @@ import pytest
 from spillscope.frontends.demo import write_demo
 from spillscope.inspect.verify.coverage import NOTHING_CHECKED, coverage, nothing_checked
 from spillscope.inspect.findings import CODES
-from spillscope.inspect.verify import inspect_root
+from spillscope.inspect.verify.inspection import inspect_root
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

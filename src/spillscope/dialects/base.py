@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Literal
 
 from ..inspect.findings import SEVERITY_RANK, Finding
+from ..inspect.verify.coverage import why_nothing_checked
 
 #: What became of one link: ``verified`` (every check the notice allows passed), ``linked``
 #: (the file is there, the notice offers nothing to compare), ``mismatch`` (a check failed:
@@ -138,8 +139,10 @@ class Report:
         found = len(self.links)
         checked = sum(1 for k in self.links if k.status not in ("unchecked",))
         unchecked = sum(1 for k in self.links if k.status == "unchecked" and k.named is not None)
+        # dsh's rule for having checked no notice; an agent's transcripts are its session logs.
+        why = None if checked else why_nothing_checked(True, len(self.transcripts), found, unchecked)
         return {"found": found, "checked": checked, "unchecked": unchecked,
-                "noLocator": found - checked - unchecked, "rebaseHint": None}
+                "noLocator": found - checked - unchecked, "nothingChecked": why, "rebaseHint": None}
 
     def status_of(self) -> dict[str, Link]:
         """The link of each spill file, by path."""

@@ -9,11 +9,11 @@ hit naming its line and the string's place in the record (``message.content[1].c
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..inspect.findings import Finding, finding
+from ..inspect.search.pattern import Matcher
 from ..util.fs import open_regular
 from ..util.text import loads_exact
 from .base import Dialect
@@ -41,7 +41,7 @@ class TextHit:
                 "start": self.start, "end": self.end, "match": self.match}
 
 
-def search_tree(dialect: Dialect, tree: str, pattern: re.Pattern[str], *,
+def search_tree(dialect: Dialect, tree: str, pattern: Matcher, *,
                 max_count: int | None = None) -> Iterator[TextHit | Finding]:
     """Every hit of ``pattern`` in the dialect's spill files and transcripts, file by file."""
     for path, kind in dialect.texts(tree):
@@ -69,15 +69,12 @@ def _limit(hits: Iterator[TextHit | Finding], max_count: int | None) -> Iterator
 
 
 def _in_text(path: str, kind: str, line: int | None, field: str | None, text: str,
-             pattern: re.Pattern[str]) -> Iterator[TextHit]:
-    for m in pattern.finditer(text):
-        if m.end() == m.start():
-            continue  # an empty match shows nothing
-        yield TextHit(path, kind, line, field, m.start(), m.end(), text[max(0, m.start() - CONTEXT):m.start()],
-                      m.group(0), text[m.end():m.end() + CONTEXT])
+             pattern: Matcher) -> Iterator[TextHit]:
+    for s, e in pattern.spans(text, -1):  # non-empty matches only: an empty one shows nothing
+        yield TextHit(path, kind, line, field, s, e, text[max(0, s - CONTEXT):s], text[s:e], text[e:e + CONTEXT])
 
 
-def _in_log(path: str, f: Any, pattern: re.Pattern[str]) -> Iterator[TextHit | Finding]:
+def _in_log(path: str, f: Any, pattern: Matcher) -> Iterator[TextHit | Finding]:
     for lineno, raw in enumerate(f, 1):
         try:
             rec = loads_exact(raw)
@@ -90,7 +87,7 @@ def _in_log(path: str, f: Any, pattern: re.Pattern[str]) -> Iterator[TextHit | F
             yield from _in_text(path, "transcript", lineno, where, text, pattern)
 
 
-def _in_json(path: str, raw: bytes, pattern: re.Pattern[str]) -> Iterator[TextHit | Finding]:
+def _in_json(path: str, raw: bytes, pattern: Matcher) -> Iterator[TextHit | Finding]:
     try:
         rec = loads_exact(raw)
     except ValueError as exc:

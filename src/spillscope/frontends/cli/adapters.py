@@ -60,8 +60,11 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
 
     try:
         text = pattern_text(args)
+        mode = "files" if args.files_with_matches else "count" if args.count else "hits"
         return grep(args.root, Pattern(text, regex=args.regex, ignore_case=args.ignore_case), out, sys.stderr,
-                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count)
+                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count, mode=mode,
+                    line_number=args.line_number, context=args.context, color=args.color, sessions=args.session,
+                    kinds=args.kind)
     except GrepError as exc:
         raise UsageError(str(exc)) from None
 

@@ -20,7 +20,7 @@ from ...dialects import DialectError, detect, get
 from ...dialects.base import Options, Report
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...util.text import visible
-from .args import UsageError
+from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
 #: The commands that take a tree (the rest take a file, or write one).
@@ -73,10 +73,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     report = _inspect(args)
     notices = report.notices()
     failing = [f for f in report.findings if f.code in args.fail_on]
-    # A verify that compared nothing must not pass: notices none of which could be checked,
-    # or a forced --agent on a tree where that agent left nothing at all.
-    none_checked = (notices["found"] > 0 and notices["checked"] == 0) or not (report.files or report.transcripts)
-    status = 1 if failing or none_checked else 0
+    # A verify that compared no notice must not pass (dsh's rule and exit status, 3):
+    # notices none of which could be checked, transcripts without a notice, or a forced
+    # --agent on a tree where that agent left nothing at all. Failing findings come first.
+    none_checked = notices["nothingChecked"] is not None
+    status = 1 if failing else NOTHING_CHECKED_STATUS if none_checked else 0
     args.exit_status = status
     if args.json:
         write_json_members(out, {"agent": report.dialect, "summary": report.summary(),
@@ -98,10 +99,13 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     if report.retention is not None:
         out.write(f"retention: {cell(report.retention.source)}: {count(len(report.past_retention), 'file')} past it "
                   f"({cell(report.retention.scope)})\n")
+    verdict = "FAIL" if failing else "NOTHING CHECKED"
     if not (report.files or report.transcripts):
-        out.write(f"FAIL: no {cell(args.dialect.title)} transcript or spill file here\n")
+        out.write(f"{verdict}: no {cell(args.dialect.title)} transcript or spill file here\n")
+    elif none_checked and not notices["found"]:
+        out.write(f"{verdict}: the {count(len(report.transcripts), 'transcript')} hold no spill notice\n")
     elif none_checked:
-        out.write(f"FAIL: none of the {count(notices['found'], 'notice')} could be checked\n")
+        out.write(f"{verdict}: none of the {count(notices['found'], 'notice')} could be checked\n")
     else:
         out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
     return status
@@ -174,6 +178,11 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...inspect.search.pattern import Pattern, PatternError
     from .adapters import pattern_text
 
+    # The grep conveniences are the dsh search's so far: refused by name, never ignored.
+    dsh_only = [flag for flag, given in (("-n", args.line_number), ("-C", args.context), ("-l", args.files_with_matches),
+                                         ("-c", args.count), ("--session", args.session), ("--kind", args.kind)) if given]
+    if dsh_only:
+        raise UsageError(f"grep {' '.join(dsh_only)}: not supported yet for {args.dialect.title} trees (dsh roots only)")
     try:
         compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
     except PatternError as exc:

@@ -51,6 +51,11 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """A whole number from 0 (``grep -C 0``) up to :data:`MAX_COUNT`."""
+    return 0 if text.strip() == "0" else positive_int(text)
+
+
 def port_number(text: str) -> int:
     try:
         value = int(text)

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from ... import __version__
 from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, parse_duration, parse_fail_on,
-                   port_number, positive_int)
+                   non_negative_int, port_number, positive_int)
 from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
@@ -33,6 +33,7 @@ from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...dialects import REGISTERED as AGENTS
+from ...inspect.search.pattern import REGEX_SYNTAX
 from ...inspect.stats.model import TABLES
 
 __all__ = [
@@ -128,15 +129,29 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
     sp.set_defaults(func=cmd_prune)
 
-    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none")
-    sp.add_argument("pattern", help="a fixed string (default) or, with -E, a Python regex")
+    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none",
+                        epilog=f"-E: {REGEX_SYNTAX}. Unsupported syntax is an error (exit 2).")
+    sp.add_argument("pattern", help="a fixed string (default) or, with -E, an RE2 regex (linear time)")
     common(sp)
     sp.add_argument("-i", "--ignore-case", action="store_true", help="match regardless of case")
-    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is a regex")
+    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
     sp.add_argument("--json-pattern", action="store_true",
                     help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
     sp.add_argument("-m", "--max-count", type=positive_int, metavar="N", help="stop after N hits per artifact")
+    sp.add_argument("-n", "--line-number", action="store_true",
+                    help="the line of each hit (of the decoded text; a transcript's per message)")
+    sp.add_argument("-C", "--context", type=non_negative_int, default=0, metavar="N",
+                    help="N lines of context before and after each hit (implies -n)")
+    listing = sp.add_mutually_exclusive_group()
+    listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
+    listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
+    sp.add_argument("--session", action="append", metavar="ID",
+                    help="only this session (its id in the logs or its dir's name); repeatable")
+    sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "unknown"),
+                    help="only artifacts of this kind; repeatable")
+    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour the hits (auto: on a terminal, unless NO_COLOR is set)")
     sp.set_defaults(func=cmd_grep)
 
     sp = sub.add_parser("watch", help="one line per change under a live spill root")

@@ -21,7 +21,7 @@ from .escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_
                              measure_escaped)
 from .exact import _exact_transcript
 from .message import _MessageSearch, _Window
-from .pattern import Pattern
+from .pattern import Matcher, Pattern
 from .records import ArtifactEvent, MessageHit, _Located
 from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
@@ -209,7 +209,7 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
                                  max_line_bytes)
 
 
-def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: re.Pattern[str], limit: int | None,
+def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matcher, limit: int | None,
                      cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
     size = source_size(handle)
     head = read_range(handle, min(size, 1 << 16), 0)
