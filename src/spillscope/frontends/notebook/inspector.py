@@ -20,6 +20,7 @@ from ...inspect.watch.root import awatch_root
 from ...inspect.watch.events import ChangeEvent
 from ...formats.transcript.reader import read_transcript
 from ...spill.naming import session_dir_name
+from .agent import AgentInspector
 from .findings import Findings
 from .reference import Reference
 from .render import _badges, _wrap, esc
@@ -138,6 +139,18 @@ class Inspector:
                      f"{''.join(rows)}</table>")
 
 
-def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, **kwargs: Any) -> Inspector:  # noqa: A001
-    """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook."""
+def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None,  # noqa: A001
+         **kwargs: Any) -> Inspector | AgentInspector:
+    """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook. Another
+    agent's tree (detected, or ``agent="claude"``…) gives an :class:`AgentInspector`."""
+    agent = kwargs.pop("agent", None)
+    if agent is not None or (logs is None and not os.fspath(root).startswith("s3://") and os.path.isdir(root)):
+        from ...dialects import DialectError, detect
+
+        try:
+            name = agent or detect(os.fspath(root)).name
+        except DialectError:
+            name = "dsh"  # the dsh inspector says what is wrong with the root
+        if name != "dsh":
+            return AgentInspector(root, name)
     return Inspector(root, logs, **kwargs)
