@@ -19,7 +19,7 @@ from spillscope.reference.message import render_reference_text
 from spillscope.formats.transcript import render_transcript
 from spillscope.spill.naming import encode_segment, session_dir_name
 from spillscope.spill.policy import format_spill_notice
-from spillscope.spill.types import RETRIEVAL_HINT
+from spillscope.formats.notices import RETRIEVAL_HINT
 
 TARGET = "corpus-target"
 TOOLS = "corpus-tools"

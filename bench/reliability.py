@@ -327,7 +327,7 @@ def faults_section(tmp: Path, quick: bool) -> Section:
 
 
 def churn_section(tmp: Path, quick: bool) -> Section:
-    from spillscope.inspect.watch import watch_root
+    from spillscope.inspect.watch.root import watch_root
 
     sec = Section("Churn")
     print(f"\n== {sec.title} ==")

@@ -48,7 +48,7 @@ def fill(client, prefix: str, dirs: int, per_dir: int) -> float:
 
 
 def bench_ls(client, dirs: int) -> None:
-    from spillscope.inspect.listing import listing_json
+    from spillscope.inspect.scan.listing import listing_json
 
     n = dirs * 100
     print(f"\n== ls --json over {n} objects in {dirs} session prefixes ==")

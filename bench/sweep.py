@@ -22,8 +22,8 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from spillscope.inspect.scan import scan_root  # noqa: E402
-from spillscope.inspect.verify import inspect_root  # noqa: E402
+from spillscope.inspect.scan.tree import scan_root  # noqa: E402
+from spillscope.inspect.verify.inspection import inspect_root  # noqa: E402
 from spillscope.spill.sweep import MS_PER_DAY, SweepRoot, cutoff_ms, sweep_spill_roots  # noqa: E402
 
 

@@ -38,7 +38,7 @@ PY = sys.executable
 # The watcher's own grouping (debounce/step, ms), for the raw watchfiles baseline: 50/20
 # until 2026-12-03 18:40 UTC, 25/10 since (docs/benchmarks.md).
 try:
-    from spillscope.inspect.watch_local import _DEBOUNCE_MS, _STEP_MS
+    from spillscope.inspect.watch.local import _DEBOUNCE_MS, _STEP_MS
 except ImportError:  # a package from before they were named
     _DEBOUNCE_MS, _STEP_MS = 50, 20
 

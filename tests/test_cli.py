@@ -57,12 +57,18 @@ def test_ls_json_shape(demo):
 def test_ls_human_table(demo):
     out = run("ls", str(demo.root), "--logs", str(demo.logs), check=True).stdout.decode()
     assert "demo-tools" in out and "session-reference-transcript" in out and "expired-locator" in out
-    assert "(3 sessions, 5 artifacts)" in out and "  1 artifact  0700" in out and "  0 artifacts  0700" in out
+    total = sum(p.stat().st_size for p in demo.root.glob("session-*/*"))
+    assert f"(3 sessions, 5 artifacts, {human_size(total)})" in out
+    assert re.search(r"  1 artifact  [0-9.]+ KiB  0700", out) and "  0 artifacts  0 B  0700" in out
     assert re.search(r"-pytest\.txt  \[orphan-artifact\]\n", out)
 
 
-def test_verify_clean_demo_exits_0_and_fail_on_is_respected(demo):
-    ok = run("verify", str(demo.root), "--logs", str(demo.logs), "--json")
+def test_verify_demo_fails_on_its_warnings_and_fail_on_is_respected(demo):
+    # The demo has an expired locator and an orphan (warnings) and a reference made with
+    # no storage (info): by default warnings fail, info is only reported.
+    default = run("verify", str(demo.root), "--logs", str(demo.logs))
+    assert default.returncode == 1 and default.stdout.splitlines()[-1] == b"FAIL: 2 findings at or above --fail-on (1 below it)"
+    ok = run("verify", str(demo.root), "--logs", str(demo.logs), "--json", "--fail-on", "error")
     assert ok.returncode == 0, ok.stdout
     report = json.loads(ok.stdout)
     assert report["summary"] == {"expired-locator": 1, "orphan-artifact": 1, "snapshot-unavailable": 1}
@@ -77,9 +83,10 @@ def test_verify_clean_demo_exits_0_and_fail_on_is_respected(demo):
 
 def test_verify_upstream_clean(upstream_copy):
     root, logs = upstream_copy
-    proc = run("verify", str(root), "--logs", str(logs), "--json")
+    proc = run("verify", str(root), "--logs", str(logs), "--json", "--fail-on", "error")
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["summary"] == {"orphan-artifact": 2, "snapshot-unavailable": 2}
+    assert run("verify", str(root), "--logs", str(logs)).returncode == 1  # orphans are warnings
 
 
 def test_verify_fails_on_a_mismatch(upstream_copy):
@@ -104,7 +111,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
     raw where all is ASCII, escaped where anything is not; non-ASCII and lone surrogates
     are escaped)."""
     from spillscope.frontends.cli.output import CHUNK
-    from spillscope.inspect.listing import ascii_json
+    from spillscope.inspect.scan.listing import ascii_json
 
     sdir = tmp_path / "root" / "session-000000000001"
     sdir.mkdir(parents=True, mode=0o700)
@@ -119,7 +126,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
         os.fchmod(fd, 0o644 if 0 < i <= CHUNK else 0o600)
         os.close(fd)
     proc = run("verify", str(tmp_path / "root"), "--logs", str(tmp_path / "logs"), "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the orphans (warnings) fail
     report = json.loads(proc.stdout)
     text, whole = proc.stdout.decode("ascii"), ascii_json(report) + "\n"
     at = next((i for i, (a, b) in enumerate(zip(text, whole)) if a != b), min(len(text), len(whole)))
@@ -131,7 +138,7 @@ def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
 
 def test_write_json_members_matches_ascii_json_at_every_chunk_size():
     from spillscope.frontends.cli.output import Chunked, write_json_members
-    from spillscope.inspect.listing import ascii_json
+    from spillscope.inspect.scan.listing import ascii_json
     import io
 
     texts = ["a", "\x7f", "\u00e9", "\ud800", "\n\"\\\x1b", "\U0001F600"]
@@ -164,12 +171,13 @@ def test_cat_json_is_exact_for_every_upstream_transcript(manifest):
 
 def test_cat_message_plain_with_surrogate_warning(manifest):
     art = next(a for a in manifest["artifacts"] if a["path"].endswith("6b106d88b3ca-session-reference-2.txt"))
-    proc = run("cat", str(UPSTREAM / "spill-root" / art["path"]), "--message", "1", check=True)
+    # --raw: the exact text (lone surrogates as U+FFFD, said once); by default they are shown.
+    proc = run("cat", str(UPSTREAM / "spill-root" / art["path"]), "--message", "1", "--raw", check=True)
     expected = art["messages"][0]["text"].encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
     assert proc.stdout == expected
     assert b"lone surrogate" in proc.stderr
     # The whole transcript: one warning with the total, however many chunks it took.
-    whole = run("cat", str(UPSTREAM / "spill-root" / art["path"]), check=True)
+    whole = run("cat", str(UPSTREAM / "spill-root" / art["path"]), "--raw", check=True)
     total = sum(sum(0xD800 <= ord(c) <= 0xDFFF for c in m["text"]) for m in art["messages"])
     assert whole.stderr.decode().splitlines() == [
         f"spillscope: warning: {total} lone surrogate(s) written as U+FFFD (use --json to keep them)"]
@@ -181,10 +189,10 @@ def test_cat_message_exact_bytes_and_tool_output(manifest):
     for i, msg in enumerate(art["messages"], 1):
         if "\ud800" <= max(msg["text"]) and any(0xD800 <= ord(c) <= 0xDFFF for c in msg["text"]):
             continue
-        assert run("cat", path, "--message", str(i), check=True).stdout == msg["text"].encode()
+        assert run("cat", path, "--message", str(i), "--raw", check=True).stdout == msg["text"].encode()
     tool = next(a for a in manifest["artifacts"] if a["kind"] == "tool-output")
     tpath = UPSTREAM / "spill-root" / tool["path"]
-    assert run("cat", str(tpath), check=True).stdout == tpath.read_bytes()
+    assert run("cat", str(tpath), "--raw", check=True).stdout == tpath.read_bytes()
 
 
 def test_cat_message_out_of_range_is_an_error(manifest):
@@ -200,7 +208,7 @@ def test_cat_message_out_of_range_is_an_error(manifest):
         assert proc.returncode == 2 and b"--message" in proc.stderr and b"Traceback" not in proc.stderr
     tool = next(a for a in manifest["artifacts"] if a["kind"] == "tool-output")
     tpath = str(UPSTREAM / "spill-root" / tool["path"])
-    assert run("cat", tpath, "--message", "1", check=True).stdout == Path(tpath).read_bytes()
+    assert run("cat", tpath, "--message", "1", "--raw", check=True).stdout == Path(tpath).read_bytes()
     two = run("cat", tpath, "--message", "2")
     assert two.returncode == 2 and b"a tool output is one message" in two.stderr and two.stdout == b""
 
@@ -211,7 +219,7 @@ def test_cat_of_a_tool_output_named_like_a_transcript(tmp_path):
     data = json.loads(run("cat", str(odd), "--json", check=True).stdout)
     assert data["kind"] == "tool-output" and data["metadata"] is None
     assert data["messages"] == [{"index": 1, "role": None, "text": "plain tool output\r\n\x00 \u754c"}]
-    assert run("cat", str(odd), check=True).stdout == odd.read_bytes()
+    assert run("cat", str(odd), "--raw", check=True).stdout == odd.read_bytes()
 
 
 def test_cat_json_is_one_document_wherever_a_transcript_is_cut(manifest, tmp_path, capsys):
@@ -225,7 +233,7 @@ def test_cat_json_is_one_document_wherever_a_transcript_is_cut(manifest, tmp_pat
         cut.write_bytes(body[:end])
         rc = main(["cat", str(cut), "--json"])
         out = capsys.readouterr().out
-        assert rc == 0, end
+        assert rc == 1, end  # incomplete: said on stderr, exit 1 (as for a file changed while read)
         data = json.loads(out)
         assert data["complete"] is False and data["kind"] == "session-reference-transcript"
         assert (data["metadata"] is None) == (end < body.index(b"Message text is stored"))
@@ -325,7 +333,7 @@ def test_progress_bar_on_a_terminal_only(demo, tmp_path):
     assert re.search(r"scan +[█#]+ 100%  300/300 session dirs", text), text
     assert text.endswith("\r\x1b[K")  # the bar is cleared, the terminal left clean
     # verify: scan, logs, then transcript bytes read.
-    proc, tty = _stderr_on_a_terminal("verify", str(demo.root), "--logs", str(demo.logs), "--json")
+    proc, tty = _stderr_on_a_terminal("verify", str(demo.root), "--logs", str(demo.logs), "--json", "--fail-on", "error")
     assert proc.returncode == 0 and json.loads(proc.stdout)["summary"]
     text = tty.decode()
     size = sum(p.stat().st_size for p in demo.root.rglob("*-session-reference-*.txt"))

@@ -4,7 +4,7 @@ Spill roots are written the way the reference does (``prepare`` for session refe
 ``SpillPolicy`` for tool outputs, session logs with their notices, ``render_transcript``
 for big unlinked transcripts) with hostile text; the expected hits come from an oracle
 that shares no code with the search: ``str.find`` chained without overlap (fixed
-strings), ``re.finditer`` (regex, ``-i``) over the exact text (``read_transcript`` for a
+strings), ``re.finditer`` (``-i``), RE2's own ``finditer`` (regex; ``regex_oracle``) over the exact text (``read_transcript`` for a
 transcript, the UTF-8 bytes decoded with replacement for a tool output), and ``seen``
 recomputed from the notice text in the logs by the head/tail rule of FORMAT.md §3/§5.
 Both scanner paths (native and ``SPILLSCOPE_NO_NATIVE=1``) must give exactly that.
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from regex_oracle import re2_spans
 
 from spillscope.formats.transcript import read_transcript, render_transcript
 from spillscope.reference.preparation import LogDirectorySource, prepare
@@ -266,7 +267,9 @@ def spans(text: str, pattern: str, regex: bool, icase: bool) -> list[tuple[int, 
             out.append((i, i + len(pattern)))
             i = text.find(pattern, i + len(pattern))
         return out
-    compiled = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE if icase else 0)
+    if regex:
+        return re2_spans(text, pattern, icase)
+    compiled = re.compile(re.escape(pattern), re.IGNORECASE)
     return [(m.start(), m.end()) for m in compiled.finditer(text) if m.end() > m.start()]
 
 
@@ -466,8 +469,9 @@ def _patterns(corpus: Corpus, docs: list[Doc]) -> list[tuple[str, dict[str, Any]
              ("\ud800", {}), ("\ude00", {}), (BOM, {}),
              ("KELVIN", {"icase": True}), ("ski", {"icase": True}), ("ß", {"icase": True}),
              ('ne"e\\d\nle', {"icase": True}), ("AB", {"icase": True, "max_count": 2}),
-             (r"(?<=\")\\+(?=u)|\r\n|\u2028", {"regex": True}), (r"[😀界]{2,}", {"regex": True}),
-             (r"(?s)E.{30,70}x", {"regex": True}), (r"(?i)[\u212a]el|\ud800|^\W", {"regex": True}),
+             (r"\"\\+u|\r\n|\x{2028}", {"regex": True}), (r"[😀界]{2,}", {"regex": True}),
+             (r"(?s)E.{30,70}x", {"regex": True}), (r"(?i)[\x{212a}]el|\x{D800}|^\W|\bab\B", {"regex": True}),
+             ("x\ud800|" + r"[^\x00-\x{D7FF}]{2}", {"regex": True}), (r"\p{Greek}+|\pN{3}", {"regex": True, "icase": True}),
              (r"(?m)^Z$", {"regex": True, "max_count": 1})]
     return pats
 
@@ -631,3 +635,57 @@ def test_bad_artifacts_are_findings_and_the_search_goes_on(tmp_path: Path, scann
     (d / "ffffffffffff-bash.txt").unlink()
     proc = grep(c, "no such text", scanners=scanners, logs=False)
     assert proc.returncode == 1 and proc.stdout == b"" and b"symlink" in proc.stderr
+
+
+# grep's conveniences, against the same oracle -------------------------------------------------
+#: docs/cli.md: a context line is cut at 400 code points and marked with an ellipsis.
+LINE_CUT = 400
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_CUT else line[:LINE_CUT] + "…"
+
+
+def with_lines(docs: list[Doc], want: list[dict[str, Any]], context: int) -> list[dict[str, Any]]:
+    """The oracle's hits with ``line`` (1-based, of the hit's start, in its message's or tool
+    output's text) and ``context`` whole lines before it and after the line it ends on."""
+    text = {(d.path, d.message): d.text for d in docs}
+    out = []
+    for h in want:
+        t = text[(h["path"], h["message"])]
+        lines = t.split("\n")[:-1] if t.endswith("\n") else t.split("\n")
+        first, last = t.count("\n", 0, h["start"]) + 1, t.count("\n", 0, h["end"] - 1) + 1
+        extra: dict[str, Any] = {"line": first}
+        if context:
+            extra["before_lines"] = [_cut(x) for x in lines[max(0, first - 1 - context) : first - 1]]
+            extra["after_lines"] = [_cut(x) for x in lines[last : last + context]]
+        out.append({**h, **extra})
+    return out
+
+
+def test_line_numbers_context_files_counts_and_filters_are_the_oracles(corpus: tuple[Corpus, list[Doc]]) -> None:
+    c, docs = corpus
+    for pattern, context in ((NEEDLE, 2), ("ab", 0)):
+        want = expected(c, docs, pattern)
+        flags = ["-n"] + (["-C", str(context)] if context else [])
+        proc = grep(c, pattern, *flags, scanners="native")
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], with_lines(docs, want, context))
+    want = expected(c, docs, "ab")
+    counts: dict[str, int] = {}
+    for h in want:
+        counts[h["path"]] = counts.get(h["path"], 0) + 1
+    proc = grep(c, "ab", "-c", scanners="native")
+    assert [json.loads(x) for x in proc.stdout.decode().split("\n") if x] == [
+        {"path": p, "count": n} for p, n in counts.items()]
+    proc = grep(c, "ab", "-l", scanners="native")
+    assert [json.loads(x) for x in proc.stdout.decode().split("\n") if x] == [{"path": p} for p in counts]
+    # Filters: one session dir, only transcripts; what they leave is the oracle's, in order.
+    sdir = os.path.basename(os.path.dirname(want[len(want) // 2]["path"]))
+    proc = grep(c, "ab", "--session", sdir, "--kind", "transcript", scanners="native")
+    kept = [h for h in want if os.path.basename(os.path.dirname(h["path"])) == sdir
+            and h["kind"] == "session-reference-transcript"]
+    assert proc.returncode == (0 if kept else 1)
+    compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], kept)
+    proc = grep(c, "ab", "-l", "--session", "session-000000000000", scanners="native")
+    assert (proc.returncode, proc.stdout) == (1, b"")

@@ -24,13 +24,13 @@ import hostile  # noqa: E402
 import nobody  # noqa: E402
 
 from spillscope.util.text import loads_exact, visible  # noqa: E402
-from spillscope.inspect.verify import inspect_root  # noqa: E402
-from spillscope.reference import check as check_module  # noqa: E402
+from spillscope.inspect.verify.inspection import inspect_root  # noqa: E402
+from spillscope.reference import check as check_module, preview as preview_module  # noqa: E402
 from spillscope.formats.transcript import Fragment, MessageEnd, iter_transcript  # noqa: E402
 from spillscope.formats.sessionlog import MAX_BAD_RUN, iter_log  # noqa: E402
 from spillscope.spill.naming import session_dir_name  # noqa: E402
 from spillscope.spill.policy import format_spill_notice, parse_spill_notice  # noqa: E402
-from spillscope.spill.types import RETRIEVAL_HINT  # noqa: E402
+from spillscope.formats.notices import RETRIEVAL_HINT  # noqa: E402
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -126,7 +126,9 @@ def test_preview_message_encoded_once_against_many_messages(tmp_path, monkeypatc
         encoded[0] += len(text)
         return real(text)
 
+    # Every module of the notice check that encodes (the preview rules and the checker).
     monkeypatch.setattr(check_module, "js_utf8", counting)
+    monkeypatch.setattr(preview_module, "js_utf8", counting)
     ins = inspect_root(case.root, case.logs)
     assert [f.code for f in ins.findings] == ["omission-mismatch"] * len([f for f in ins.findings])
     assert ins.findings, "the unmatched preview message is a finding"

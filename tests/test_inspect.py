@@ -258,7 +258,7 @@ def test_corrupt_zstd_log_is_a_located_finding(tmp_path):
 def test_parallel_listing_equals_the_full_listing(tmp_path, monkeypatch):
     """`ls --json` without logs runs in worker processes; it must say exactly what the
     in-process inspection says, findings and their order included."""
-    from spillscope.inspect.listing import PARALLEL_MIN_DIRS, listing, listing_json
+    from spillscope.inspect.scan.listing import PARALLEL_MIN_DIRS, listing, listing_json
 
     root = tmp_path / "root"
     for d in range(PARALLEL_MIN_DIRS + 6):
@@ -324,7 +324,7 @@ def test_parallel_listing_equals_the_full_listing(tmp_path, monkeypatch):
 def test_names_match_whole_not_before_a_trailing_newline(tmp_path):
     """Python's `$` also matches before a final newline; a name ending in one is not the
     name without it (JavaScript's `$`, and the file system, see a different name)."""
-    from spillscope.inspect.scan import SESSION_DIR, classify_name
+    from spillscope.inspect.scan.tree import SESSION_DIR, classify_name
     from spillscope.formats.sessionlog import LOG_PATTERN
 
     assert classify_name("0123456789ab-bash.txt") == ("bash.txt", "tool-output")

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from spillscope.inspect import inspect_root
-from spillscope.inspect.replay import match_normalized
-from spillscope.inspect.scan import scan_root
+from spillscope.inspect.link.replay import match_normalized
+from spillscope.inspect.scan.tree import scan_root
 from spillscope.reference.preparation import CaptureSource, prepare
 from spillscope.formats.sessionlog import SessionCapture, SessionHeader
 from spillscope.spill import LocalSpillStore, Locator, SaveTextSpill, SpillPolicy, SpillRef, SpillStore

@@ -41,20 +41,22 @@ def test_verify_of_a_moved_root_is_never_ok_and_names_the_rebase(tmp_path, old_n
     moved = tmp_path / "new-root"
     shutil.copytree(demo.root, moved)
     proc = run("verify", str(moved), "--logs", str(demo.logs), "--fail-on", "error,expired-locator")
-    assert proc.returncode == 1, proc.stdout
+    assert proc.returncode == 3, proc.stdout  # nothing checked, and no finding at --fail-on
     out = proc.stdout
     assert "OK" not in out.splitlines()[-1]
-    assert out.splitlines()[-1].startswith("FAIL: none of the")
+    assert out.splitlines()[-1].startswith("NOTHING CHECKED: no notice was compared with its artifact — try the --rebase above")
+    assert "no notice checked: every notice's locator is outside the root" in out
     # The hint is the old root, taken from the locators, and says they would resolve.
     assert f"did you mean --rebase {demo.root}?" in out
     data = json.loads(run("verify", str(moved), "--logs", str(demo.logs), "--json").stdout)
     notices = data["notices"]
     assert data["ok"] is False and notices["checked"] == 0 and notices["unchecked"] > 0
+    assert notices["nothingChecked"] == "outside-root"
     assert notices["rebaseHint"]["prefix"] == str(demo.root)
     # 1 expired locator in the demo: the rest would resolve.
     assert notices["rebaseHint"]["wouldResolve"] == notices["unchecked"] - 1
     # Following the hint checks them all; then only real findings decide.
-    fixed = run("verify", str(moved), "--logs", str(demo.logs), "--rebase", str(demo.root), "--json")
+    fixed = run("verify", str(moved), "--logs", str(demo.logs), "--rebase", str(demo.root), "--json", "--fail-on", "error")
     fixed_data = json.loads(fixed.stdout)
     assert fixed_data["notices"]["unchecked"] == 0 and fixed_data["notices"]["checked"] == notices["unchecked"]
     assert fixed_data["notices"]["rebaseHint"] is None
@@ -62,7 +64,7 @@ def test_verify_of_a_moved_root_is_never_ok_and_names_the_rebase(tmp_path, old_n
 
 
 def test_verify_in_place_reports_what_it_checked(demo):
-    proc = run("verify", str(demo.root), "--logs", str(demo.logs))
+    proc = run("verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "error")
     assert proc.returncode == 0, proc.stdout
     assert "did you mean" not in proc.stdout
     line = next(l for l in proc.stdout.splitlines() if l.startswith("notices:"))
@@ -76,7 +78,7 @@ def test_upstream_fixture_copied_is_not_ok(tmp_path):
     shutil.copytree(UPSTREAM / "sessions", tmp_path / "sessions")
     proc = run("verify", str(tmp_path / "spill-root"), "--logs", str(tmp_path / "sessions"),
                "--fail-on", "error,expired-locator")
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     old_root = json.loads((UPSTREAM / "manifest.json").read_text())["spillRoot"]["originalRoot"]
     assert f"did you mean --rebase {old_root}? (15 of 15 " in proc.stdout
     assert "notices: 17 found, 0 checked against the root, 15 NOT checked" in proc.stdout
@@ -97,7 +99,7 @@ def _closed_pipe_status(*args: str) -> int:
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_exit_status_survives_a_closed_pipe(demo, json_flag):
     failing = ["verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "warning", *json_flag]
-    passing = ["verify", str(demo.root), "--logs", str(demo.logs), *json_flag]
+    passing = ["verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "error", *json_flag]
     assert run(*failing).returncode == 1
     assert _closed_pipe_status(*failing) == 1
     assert _closed_pipe_status(*passing) == 0
@@ -107,7 +109,7 @@ def test_fail_on_empty_is_refused(demo):
     for value in ["", " ", ",", " , "]:
         proc = run("verify", str(demo.root), "--fail-on", value)
         assert proc.returncode == 2 and "empty" in proc.stderr
-    assert run("verify", str(demo.root), "--fail-on", "none").returncode == 0
+    assert run("verify", str(demo.root), "--logs", str(demo.logs), "--fail-on", "none").returncode == 0
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -214,7 +216,7 @@ def test_the_users_demo_dir_is_out_of_the_tests_reach(_private_temp_dir):
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
 def test_readme_walk_in_a_real_terminal(tmp_path, size):
     """`spillscope demo` in tmux at a small and a big size: the reference's preview and
-    notice are both on screen, `?` help scrolls to its end, `q` quits with 0."""
+    notice's verdict are both on screen, `?` help shows its end, `q` quits with 0."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
     from test_tmux import Tmux
@@ -243,21 +245,22 @@ def test_readme_walk_in_a_real_terminal(tmp_path, size):
             tmux.keys("Down")
             time.sleep(0.3)
             screen = tmux.screen()
-            if "Final answer" in screen and "omittedBytes" in screen:
+            if "Final answer" in screen and "resolves: the artifact" in screen:
                 break
-        assert "Preview — what the model saw" in screen and "Omission notice" in screen, screen
-        assert "omittedBytes      13085   13085" in screen, screen  # the counts table whole
+        # The verdict and the facts it rests on first (issue 27); the count table follows
+        # them, whole, in the notice pane (on screen at 200×50, scrolled to at 80×24).
+        assert "Preview — what the model saw" in screen and "✔ resolves: the artifact" in screen, screen
+        assert "bytes    15720" in screen and "hint " in screen, screen
+        if w >= 120:
+            assert "omittedBytes      13085   13085" in screen, screen  # the counts table whole
         assert "Final answer" in screen  # the preview's text, not an empty box
-        tmux.keys("?")
-        tmux.wait_for("Browse")
-        for _ in range(15):  # the help's last line is reachable by scrolling
-            tmux.keys("PageDown")
-            time.sleep(0.3)
-            if "closes this help" in tmux.screen():
-                break
-        tmux.wait_for("closes this help")
-        tmux.keys("Escape")
+        tmux.keys("F1")  # F1 helps too; the key table's last line is on screen, no scrolling
+        screen = tmux.wait_for("closes this help")
+        assert "Browse" in screen and "Reader" in screen, screen
+        tmux.keys("q")  # closes the help, not the app
         tmux.wait_gone("closes this help")
+        time.sleep(0.5)
+        assert not marker.exists()
         tmux.keys("q")
         assert tmux.exit_status(marker) == "0"
     finally:
@@ -303,6 +306,6 @@ def test_cat_to_a_terminal_notes_surrogates_truthfully_on_a_line_of_its_own(demo
     note = next(line for line in out.splitlines() if "lone surrogate(s)" in line)
     assert note.startswith("spillscope: note: 3 lone surrogate(s) shown as ⟨lone U+XXXX⟩")
     assert "written as U+FFFD" not in out
-    # Into a pipe they are U+FFFD, and the warning says so.
-    piped = subprocess.run([*EXE, "cat", str(transcript), "--message", "4"], capture_output=True, timeout=60)
+    # --raw writes them as U+FFFD (also into a pipe), and the warning says so.
+    piped = subprocess.run([*EXE, "cat", str(transcript), "--message", "4", "--raw"], capture_output=True, timeout=60)
     assert "\ufffd" in piped.stdout.decode() and b"written as U+FFFD" in piped.stderr

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from spillscope.util.text import js_utf8
-from spillscope.reference.check import retention_splits, seen_byte_ranges, shortened_omission
+from spillscope.reference.preview import retention_splits, seen_byte_ranges, shortened_omission
 from spillscope.reference.preparation import CaptureSource, SessionReferenceError, prepare, validate_config
 from spillscope.reference.retention import truncate_with_notice
 from spillscope.formats.sessionlog import SessionCapture, SessionHeader
@@ -268,7 +268,7 @@ def test_retention_splits_reads_views_as_it_reads_bytes():
     of a 100 MB end is paid in page faults): every answer is the one for bytes."""
     import random
 
-    from spillscope.reference.check import common_prefix, common_suffix, same_bytes
+    from spillscope.reference.preview import common_prefix, common_suffix, same_bytes
 
     rng = random.Random(7)
     bom = b"\xef\xbb\xbf"

@@ -22,7 +22,7 @@ import zstandard
 import nobody
 
 from spillscope.frontends.demo import _write_log, write_demo
-from spillscope.inspect.verify import inspect_root
+from spillscope.inspect.verify.inspection import inspect_root
 from spillscope.spill import RETRIEVAL_HINT
 from spillscope.spill.naming import encode_segment, session_dir_name
 

@@ -90,7 +90,7 @@ async def test_notebook_on_an_s3_root(s3_demo):
     assert view._repr_html_() == local.transcript(path.replace(url, str(demo.root)))._repr_html_().replace(
         str(demo.root), url)
 
-    from spillscope.inspect.watch import STATUS_EVENTS
+    from spillscope.inspect.watch.events import STATUS_EVENTS
 
     async def first_event():
         async for ev in remote.watch():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from spillscope.reference import check
-from spillscope.reference.check import common_prefix, common_suffix, same_bytes
+from spillscope.reference import preview
+from spillscope.reference.preview import common_prefix, common_suffix, same_bytes
 from spillscope.util import scratch
 from spillscope.util.scratch import Scratch, put_utf8
 from spillscope.util.text import js_utf8
@@ -38,8 +38,8 @@ def test_a_scratch_view_still_held_is_never_written_over():
 
 
 def test_views_compare_as_bytes(monkeypatch):
-    monkeypatch.setattr(check, "PIECE", 4)  # two views: compared a piece at a time
-    monkeypatch.setattr(check, "_BLOCK", 3)
+    monkeypatch.setattr(preview, "PIECE", 4)  # two views: compared a piece at a time
+    monkeypatch.setattr(preview, "_BLOCK", 3)
     rng = random.Random(11)
     for _ in range(500):
         a = bytes(rng.choice(b"ab") for _ in range(rng.randrange(0, 20)))

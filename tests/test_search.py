@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from regex_oracle import re2_spans
 
 from spillscope.util import native
 from spillscope.util.text import js_json_string, js_utf8, utf8_len
@@ -624,12 +625,17 @@ def test_grep_in_a_transcript_cut_off_mid_write(tmp_path: Path) -> None:
 CHAIN_TEXTS = ['"' * 40 + "\x00\\u0041" + '"' * 7, "a" * 97 + "b" + "a" * 31, '""' + "\\" * 50 + '"' * 33 + "😀",
                ("aa\n" * 20) + "a" * 45, "e\u0301" * 30 + '"' * 5]
 CHAIN_PATTERNS = [P.Pattern('"""'), P.Pattern("aa"), P.Pattern("\\\\\\"), P.Pattern("e\u0301e"),
-                  P.Pattern('"{2,3}', regex=True), P.Pattern("a+?a", regex=True), P.Pattern("(?<=a)aa", regex=True),
+                  P.Pattern('"{2,3}', regex=True), P.Pattern("a+?a", regex=True), P.Pattern("\\Baa", regex=True),
                   P.Pattern("^aa", regex=True), P.Pattern("AA", ignore_case=True)]
 
 
 def _finditer(text: str, pattern: P.Pattern) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in pattern.compile().finditer(text) if m.end() > m.start()]
+    """The non-empty matches over the whole text: Python's re for a fixed string, RE2's own
+    finditer for a regex (the library's, not the search's windows and offset mapping)."""
+    if pattern.regex:
+        return re2_spans(text, pattern.text, pattern.ignore_case)
+    compiled = re.compile(re.escape(pattern.text), re.IGNORECASE if pattern.ignore_case else 0)
+    return [(m.start(), m.end()) for m in compiled.finditer(text) if m.end() > m.start()]
 
 
 @pytest.mark.parametrize("scanners", SCANNERS)
@@ -818,7 +824,7 @@ def test_ignoring_case_finds_what_re_finds_wherever_windows_fall(tmp_path: Path,
     with using(scanners):
         for needle in ("spill store", "KELVIN", "Istanbul", "SPILL\n\"", "kiss", "e\u0301 ", "store\\"):
             pattern = P.Pattern(needle, ignore_case=True)
-            compiled = pattern.compile()
+            compiled = re.compile(re.escape(needle), re.IGNORECASE)  # the oracle: Python's re, whole texts
             want = [(i + 1, m.start(), m.end()) for i, t in enumerate(exact) for m in compiled.finditer(t)]
             got = [(ev.message, ev.hit.start, ev.hit.end) for ev in T.search_transcript(str(transcript), pattern)
                    if isinstance(ev, R._Located)]
@@ -826,3 +832,83 @@ def test_ignoring_case_finds_what_re_finds_wherever_windows_fall(tmp_path: Path,
             want_tool = [(m.start(), m.end(), utf8_len(tool_text[: m.start()])) for m in compiled.finditer(tool_text)]
             got_tool = [(h.start, h.end, h.byte_start) for h in TL.search_tool_output(str(tool), pattern)]
             assert got_tool == want_tool, needle
+
+
+def _lines_oracle(text: str, spans: list[tuple[int, int]], context: int) -> list[tuple[int, tuple[str, ...], tuple[str, ...]]]:
+    from spillscope.inspect.search.lines import LINE_CUT
+
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    cut = lambda line: line if len(line) <= LINE_CUT else line[:LINE_CUT] + "…"  # noqa: E731
+    out = []
+    for s, e in spans:
+        first, last = text.count("\n", 0, s) + 1, text.count("\n", 0, e - 1) + 1
+        out.append((first, tuple(map(cut, lines[max(0, first - 1 - context) : first - 1])),
+                    tuple(map(cut, lines[last : last + context]))))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_line_numbers_and_context_whatever_the_pieces(seed: int) -> None:
+    """grep -n/-C count lines in the decoded text fed in pieces of any size: a hit's start line,
+    N lines before it and N after the line it ends on, long lines cut."""
+    from spillscope.inspect.search.lines import text_lines
+
+    rng = random.Random(seed)
+    for _ in range(400):
+        text = "".join(rng.choice(["a", "b", "\n", "界😀", "\n\n", "\r\n", "q" * rng.choice([1, 5, 500])])
+                       for _ in range(rng.randrange(1, 60)))
+        spans, p = [], 0
+        while True:
+            p += rng.randrange(0, 15)
+            if p >= len(text):
+                break
+            e = min(len(text), p + rng.randrange(1, 8))
+            spans.append((p, e))
+            p = e
+        context = rng.choice([0, 1, 2, 3])
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randrange(0, 6))))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        got = [(h.line, h.before, h.after) for h in text_lines(pieces, spans, context)]
+        assert got == _lines_oracle(text, spans, context), (text, spans, context, pieces)
+
+
+def test_grep_colour_is_inert_and_said_by_flag_and_NO_COLOR(tmp_path: Path) -> None:
+    """--color always marks hits with SGR only; an escape sequence in the text stays visible
+    (␛), never live; never/NO_COLOR write none; -n puts the line in the hit's line."""
+    root = write_root(tmp_path, [["one\ntwo \x1b[31mred needle\x1b]0;title\x07 end"]], ["x\nneedle \x1b[2J"])
+    proc = run("grep", "needle", str(root), "--color", "always", "-n")
+    assert proc.returncode == 0
+    out = proc.stdout.decode()
+    assert "\x1b[1;33mneedle\x1b[0m" in out and "␛[31m" in out and "␛]0;title␇" in out and "␛[2J" in out
+    assert "\x1b[31m" not in out and "\x1b]" not in out and "\x1b[2J" not in out
+    assert "message 1 (user) line 2 cp" in out and "tool output line 2 cp" in out
+    # On a terminal (a pty): colour by default, none with NO_COLOR or --color never.
+    for args, env, coloured in (([], {}, True), (["--color", "never"], {}, False), ([], {"NO_COLOR": "1"}, False)):
+        got = _on_a_terminal([sys.executable, "-m", "spillscope", "grep", "needle", str(root), *args], env)
+        assert (b"\x1b[1;33mneedle" in got) == coloured and (b"[[needle]]" in got) != coloured, (args, env, got)
+        assert b"\x1b[2J" not in got and "␛[2J".encode() in got
+    assert run("grep", "absent", str(root), "-c").returncode == 1
+    assert run("grep", "needle", str(root), "-l", "-c").returncode == 2
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str]) -> bytes:
+    """What a command writes to a terminal (a pty as its stdout)."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL, env={**os.environ, **env})
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break  # the child closed the terminal
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(60)
+        return b"".join(chunks)
+    finally:
+        os.close(master)

@@ -9,17 +9,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from spillscope.frontends.demo import write_demo
+from served import Served, free_port, wait
 
 HERE = Path(__file__).resolve().parent / "browser"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -33,45 +31,20 @@ def _ready() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def shoot(root: Path, logs: Path, out: Path) -> dict:
     """Serve ``root``, load it in Chromium, screenshot to ``out``; returns the page report."""
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "spillscope", "serve", str(root), "--logs", str(logs),
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = Served(root, "--logs", str(logs), "--host", "127.0.0.1")
     try:
-        url = f"http://127.0.0.1:{port}/"
-        for _ in range(100):
-            try:
-                page = urllib.request.urlopen(url, timeout=1).read().decode()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError("server did not start")
+        # The URL serve printed, with its token: the page, its files and its socket need it.
+        page = urllib.request.urlopen(server.url, timeout=10).read().decode()
         assert "fonts.googleapis.com" not in page
-        proc = subprocess.run(["node", str(HERE / "shot.mjs"), url, str(out)], capture_output=True, text=True,
+        proc = subprocess.run(["node", str(HERE / "shot.mjs"), server.url, str(out)], capture_output=True, text=True,
                               timeout=120, cwd=HERE, env={**os.environ, "CHROMIUM": CHROMIUM})
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout.strip().splitlines()[-1])
     finally:
         # The app processes textual-serve starts outlive SIGINT: stop the whole group.
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(server.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                server.wait(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        server.stop()
 
 
 def test_serve_renders_in_headless_chromium(tmp_path):
@@ -87,3 +60,42 @@ def test_serve_renders_in_headless_chromium(tmp_path):
     assert report["red"] > 50, report  # the red expired-locator badge is on screen
     assert report["external"] == [], report  # nothing fetched from outside: works offline
     assert out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("evil_host", ["127.0.0.1", "localhost"])
+def test_a_page_from_another_origin_cannot_reach_serve_in_headless_chromium(tmp_path, evil_host):
+    """The attack itself, in a real browser: while the operator's tab is open (its token
+    cookie set), a page from another origin — another port of 127.0.0.1 (same site: the
+    cookie goes with it) or another name — opens a WebSocket to the app and loads its
+    files. None of it may get through."""
+    why = _ready()
+    if why and not os.environ.get("SPILLSCOPE_REQUIRE_BROWSER"):
+        pytest.skip(why)
+    assert why is None, why
+    demo = write_demo(tmp_path / "demo")
+    server = Served(demo.root, "--logs", str(demo.logs))
+    evil_port = free_port()
+    evil = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(evil_port),
+                             "--directory", str(HERE)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait(lambda: _listening(evil_port), 30)
+        evil_url = f"http://{evil_host}:{evil_port}/evil.html?target=127.0.0.1:{server.port}"
+        proc = subprocess.run(["node", str(HERE / "hostile.mjs"), server.url, evil_url], capture_output=True,
+                              text=True, timeout=120, cwd=HERE, env={**os.environ, "CHROMIUM": CHROMIUM})
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+    finally:
+        evil.terminate()
+        evil.wait(10)
+        server.stop()
+    assert report["connected"], report  # the operator's own tab got in (the control)
+    assert report["ws"] != "open" and not report["wsData"], report
+    assert report["image"] == "error" and report["script"] == "error", report
+    assert "refused GET /ws" in server.stderr()
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -8,69 +8,46 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from spillscope.frontends.demo import write_demo
 from procs import alive, children
+from served import Served, wait
 
 pytest.importorskip("textual_serve")
 
 CLIENT = r'''
 import asyncio, sys, aiohttp
-async def main(port):
+async def main(port, token):
     async with aiohttp.ClientSession() as s:
-        async with s.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30") as ws:
+        async with s.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30&token={token}",
+                                origin=f"http://127.0.0.1:{port}") as ws:
             n = 0
             async for msg in ws:
                 n += 1
                 if n == 3:
                     print("drawing", flush=True)
-asyncio.run(main(int(sys.argv[1])))
+asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
 '''
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_wait = wait
 
 
-def _wait(pred, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
-
-
-class Serve:
-    def __init__(self, root: Path) -> None:
-        self.port = _free_port()
-        self.proc = subprocess.Popen([sys.executable, "-m", "spillscope", "serve", str(root), "--port", str(self.port)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+class Serve(Served):
+    def __init__(self, root: Path, **kw) -> None:
+        super().__init__(root, **kw)
         self.clients: list[subprocess.Popen] = []
-        assert _wait(self._up, 30), "serve did not start"
-
-    def _up(self) -> bool:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=1).read()
-            return True
-        except OSError:
-            return False
 
     def connect(self) -> tuple[subprocess.Popen, int]:
         """A client that is drawing, and the app process serving it."""
         before = set(children(self.proc.pid))
-        client = subprocess.Popen([sys.executable, "-c", CLIENT, str(self.port)], stdout=subprocess.PIPE,
+        client = subprocess.Popen([sys.executable, "-c", CLIENT, str(self.port), self.token], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL)
         self.clients.append(client)
         assert client.stdout is not None and client.stdout.readline() == b"drawing\n"
@@ -84,17 +61,8 @@ class Serve:
                 c.kill()
             c.wait()
             c.stdout.close()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                self.proc.wait(timeout=10)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        return self.proc.communicate(timeout=10)
+        self.stop()
+        return b"".join(self.out), b"".join(self.err)
 
 
 def test_app_ends_when_its_browser_is_killed_and_serve_stops_cleanly(tmp_path):

@@ -233,7 +233,7 @@ def test_missing_extra_is_one_clear_line(tmp_path):
 
 def test_core_imports_never_load_boto3():
     code = ("import sys\n"
-            "import spillscope.spill, spillscope.spill.s3, spillscope.inspect.verify, spillscope.frontends.cli.main, spillscope.frontends.cli.cat\n"
+            "import spillscope.spill, spillscope.spill.s3, spillscope.inspect.verify.inspection, spillscope.frontends.cli.main, spillscope.frontends.cli.cat\n"
             "from spillscope.spill import S3SpillStore\n"
             "S3SpillStore('s3://b/p')\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore')))\n")

@@ -380,7 +380,7 @@ def test_forecast_is_exactly_the_sweep(tmp_path, seed):
     FIFOs, nested dirs and odd names."""
     import random
 
-    from spillscope.inspect.verify import inspect_root
+    from spillscope.inspect.verify.inspection import inspect_root
 
     rng = random.Random(seed)
     root = mkroot(tmp_path / "root")
@@ -426,7 +426,7 @@ def test_forecast_is_exactly_the_sweep(tmp_path, seed):
 
 def test_forecast_is_for_the_roots_owner_and_names_live_notices(tmp_path, nobody_tmp):
     from spillscope.frontends.demo import write_demo
-    from spillscope.inspect.verify import inspect_root
+    from spillscope.inspect.verify.inspection import inspect_root
 
     # In sticky /tmp, the ancestors are safe for nobody only below a dir nobody owns.
     root = mkroot(nobody_tmp / "root")

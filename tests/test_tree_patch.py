@@ -17,7 +17,7 @@ from spillscope.frontends.demo import write_demo
 from spillscope.frontends.tui import tree as tree_mod
 from spillscope.frontends.tui.app import SpillscopeApp
 from spillscope.frontends.tui.widgets import BrowseTree
-from spillscope.inspect.watch import ChangeEvent
+from spillscope.inspect.watch.events import ChangeEvent
 from test_tui import wait_for
 from test_watch import on_disk
 

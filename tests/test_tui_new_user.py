@@ -11,12 +11,12 @@ from textual.widgets import Input
 
 from spillscope.util.text import js_utf8
 from spillscope.frontends.demo import write_demo
-from spillscope.reference.check import MessageView
+from spillscope.reference.preview import MessageView
 from spillscope.reference.join import join_offset
 from spillscope.reference.retention import truncate_with_notice
 from spillscope.frontends.tui.app import SpillscopeApp
 from spillscope.inspect.search.records import MAX_HITS
-from spillscope.frontends.tui.screens import ConfirmScreen, Goto, HelpScreen, PromptScreen, ReaderScreen
+from spillscope.frontends.tui.screens import ConfirmScreen, Goto, PromptScreen, ReaderScreen
 from spillscope.frontends.tui.textview import TextView
 from spillscope.frontends.tui.widgets import BrowseTree
 
@@ -66,24 +66,6 @@ async def test_tree_lines_are_whole_when_there_is_room(demo, size):
             tree.scrollable_content_region, tree.virtual_size)
         # And the detail pane keeps room for the notice.
         assert app.query_one("#detail").region.width >= 60
-
-
-async def test_help_scrolls_at_80x24(demo):
-    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.verified)
-        await pilot.press("question_mark")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HelpScreen)
-        box = app.screen.query_one("#help-box")
-        assert inside(box.region, app.screen.region)
-        assert box.max_scroll_y > 0  # more than fits: it must scroll
-        for _ in range(10):
-            await pilot.press("pagedown")
-        await pilot.pause(0.2)
-        assert box.scroll_y == box.max_scroll_y  # the last line is reachable
-        await pilot.press("escape")
-        assert not isinstance(app.screen, HelpScreen)
 
 
 async def test_escape_in_the_search_box_closes_only_the_box(demo):

@@ -21,8 +21,9 @@ import pytest
 
 import nobody
 
-from spillscope.inspect import watch as watch_mod
-from spillscope.inspect.watch import ChangeEvent, watch_root
+from spillscope.inspect.watch import root as watch_mod
+from spillscope.inspect.watch.events import STATUS_EVENTS, ChangeEvent
+from spillscope.inspect.watch.root import watch_root
 
 SESSION_A = "session-aaaaaaaaaaaa"
 SESSION_B = "session-bbbbbbbbbbbb"
@@ -173,7 +174,7 @@ def test_root_followed_by_path_through_every_operation(tmp_path):
         assert w.settle(root) == set()
     finally:
         w.close()
-    statuses = [e["event"] for e in w.seen if e["event"] in watch_mod.STATUS_EVENTS]
+    statuses = [e["event"] for e in w.seen if e["event"] in STATUS_EVENTS]
     assert statuses[0] == "live"
 
 
@@ -201,7 +202,7 @@ def test_a_symlink_named_like_an_artifact_is_reported_and_the_watch_goes_on(tmp_
 
 
 def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, monkeypatch):
-    from spillscope.inspect import watch_local
+    from spillscope.inspect.watch import local as watch_local
 
     real = watch_local._os_watch
     failures = {"left": 2}
@@ -230,7 +231,7 @@ def test_a_failing_file_watcher_is_reported_stale_polled_and_recovers(tmp_path, 
 
 def test_a_burst_and_missed_events_end_equal_to_the_disk(tmp_path, monkeypatch):
     # The OS watcher drops every event: the consistency check alone must catch up.
-    from spillscope.inspect import watch_local
+    from spillscope.inspect.watch import local as watch_local
 
     real = watch_local._os_watch
 
@@ -384,8 +385,8 @@ def test_session_dirs_renamed_under_writes_move_the_watcher_without_relisting_th
     # the new dirs are listed again; a full listing of the root each time (every second
     # under churn) starved a busy app. Modifications too must all arrive: the watcher's
     # picture of every file (size, mtime) ends equal to the disk.
-    from spillscope.inspect.watch import LocalWatcher
-    from spillscope.inspect.watch_state import RootState
+    from spillscope.inspect.watch.local import LocalWatcher
+    from spillscope.inspect.watch.state import RootState
 
     full = {"n": 0}
     sync = RootState.sync
@@ -467,7 +468,7 @@ def test_the_os_watcher_says_when_it_is_up_and_hands_over_without_waiting(tmp_pa
     # for a change and its debounce, or for the timeout.
     from watchfiles import Change
 
-    from spillscope.inspect.watch_local import _os_watch
+    from spillscope.inspect.watch.local import _os_watch
 
     root = tmp_path / "root"
     _mkroot(root)

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from spillscope.frontends.demo import write_demo
 from spillscope.frontends.tui.app import SpillscopeApp
-from spillscope.inspect.watch_child import awatch_root_child
+from spillscope.inspect.watch.child import awatch_root_child
 from procs import alive, children, cmdline
 from test_tui import status_text, wait_for
 from test_watch_tui import artifact_keys
 
 
 def _watch_children(pid: int) -> list[int]:
-    return [p for p in children(pid) if b"spillscope.inspect.watch_child" in cmdline(p)]
+    return [p for p in children(pid) if b"spillscope.inspect.watch.child" in cmdline(p)]
 
 
 def _gone_within(pid: int, seconds: float) -> bool:
@@ -90,7 +90,7 @@ async def test_a_child_that_stops_answering_is_stale_until_it_answers_again(tmp_
 
 PARENT = r'''
 import asyncio, sys
-from spillscope.inspect.watch_child import awatch_root_child
+from spillscope.inspect.watch.child import awatch_root_child
 async def main():
     async for batch in awatch_root_child(sys.argv[1]):
         print("ready", flush=True)
@@ -144,7 +144,7 @@ async def test_the_child_does_not_import_from_the_working_directory(tmp_path, mo
 
 STUCK_CHILD = r'''
 import sys, time
-from spillscope.inspect import watch_child, watch_events, watch_state
+from spillscope.inspect.watch import child as watch_child, events as watch_events, state as watch_state
 watch_events.Watcher.round_limit = 1.0
 stuck_after = time.monotonic() + float(sys.argv[2])
 check = watch_state.RootState.check

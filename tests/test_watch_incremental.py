@@ -8,9 +8,9 @@ import os
 import threading
 
 from spillscope.frontends.demo import write_demo
-from spillscope.inspect import livepatch
-from spillscope.inspect.verify import inspect_root
-from spillscope.inspect.watch import ChangeEvent
+from spillscope.inspect.watch import patch as livepatch
+from spillscope.inspect.verify.inspection import inspect_root
+from spillscope.inspect.watch.events import ChangeEvent
 from spillscope.frontends.tui import app as app_mod
 from spillscope.frontends.tui.app import SpillscopeApp
 from spillscope.frontends.tui.widgets import BrowseTree

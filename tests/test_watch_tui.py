@@ -66,10 +66,10 @@ async def test_opening_a_vanished_artifact_says_so_plainly(tmp_path):
 
 
 async def test_status_is_stale_when_the_watch_stops_and_r_restarts_it(tmp_path, monkeypatch):
-    from spillscope.inspect import watch as watch_mod
+    from spillscope.inspect.watch import local as watch_local
 
     demo = write_demo(tmp_path / "demo")
-    real = watch_mod.LocalWatcher.batches
+    real = watch_local.LocalWatcher.batches
     broken = {"left": 1}
 
     def batches(self):
@@ -78,7 +78,7 @@ async def test_status_is_stale_when_the_watch_stops_and_r_restarts_it(tmp_path, 
             raise RuntimeError("backend exploded")
         yield from real(self)
 
-    monkeypatch.setattr(watch_mod.LocalWatcher, "batches", batches)
+    monkeypatch.setattr(watch_local.LocalWatcher, "batches", batches)
     # The watcher in this process (a child's would not see the patch; a child that
     # dies is tests/test_watch_child.py's).
     monkeypatch.setattr(SpillscopeApp, "watch_in_child", False)

@@ -19,6 +19,9 @@ __all__ = ["REGISTERED", "Dialect", "DialectError", "Link", "Options", "Report",
 REGISTERED = (
     "dsh",
     "claude",
+    "gemini",
+    "qwen",
+    "opencode",
 )
 
 

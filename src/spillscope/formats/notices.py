@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..spill.types import RETRIEVAL_HINT
-
+#: The local store's retrieval hint, the ``H`` its notices end with (the S3 store has its own).
+RETRIEVAL_HINT = "Use read with offset/limit, or grep this path to search within it."
 OPEN = "("
 CLOSE = ")"
 LOCATION = " Full formatted result stored at: "

@@ -101,9 +101,10 @@ async def _build(base: Path, fixed_time: float | None) -> Demo:
     for sid, (cwd, rows) in SOURCES.items():
         _write_log(logs, sid, cwd, rows)
     counter = iter(range(1, 1 << 30))
+    # Counted file prefixes, not random ones: every demo has the same paths, so a path
+    # noted from the last run (or the README, or a screenshot) still names the file.
     # No start-up sweep: writing a demo must never delete anything (its files are back-dated).
-    store = LocalSpillStore(root, random_prefix=(lambda: f"{next(counter):012x}") if fixed_time is not None else None,
-                            cleanup_period_days=0)
+    store = LocalSpillStore(root, random_prefix=lambda: f"{next(counter):012x}", cleanup_period_days=0)
     source = LogDirectorySource(logs)
     cwd = "/home/demo/project"
     targets = [
@@ -156,8 +157,9 @@ def default_demo_dir() -> Path:
 def write_demo(base: str | os.PathLike[str] | None = None, *, fixed_time: float | None = None) -> Demo:
     """(Re)write the demo under ``base`` (default: a per-user temp dir) and return its paths.
 
-    With ``fixed_time`` the demo is reproducible: counted file prefixes and that mtime on
-    every file (for snapshots and screenshots)."""
+    The demo is reproducible: the same files with the same bytes at the same paths every
+    time (counted file prefixes). ``fixed_time`` also gives every file that mtime (for
+    snapshots and screenshots); without it they are written now."""
     path = Path(base) if base is not None else default_demo_dir()
     if path.exists():
         marker = path / ".spillscope-demo"

@@ -18,7 +18,7 @@ from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError,
 from ..spill.naming import session_hash
 from ..formats.notices import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding
-from .scan import ProgressFn
+from .scan.tree import ProgressFn
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ right to within a few bytes and is then said to be an estimate.
 from __future__ import annotations
 
 from ..util.text import js_utf8
-from .check import _MARKER, MessageView, seen_byte_ranges
+from .preview import _MARKER, MessageView, seen_byte_ranges
 
 
 def join_offset(preview_text: str, original: MessageView | None = None) -> tuple[int, bool] | None:

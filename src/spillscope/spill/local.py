@@ -33,7 +33,8 @@ from .naming import encode_segment, session_dir_name
 from .expiry_rule import DEFAULT_CLEANUP_PERIOD_DAYS, MS_PER_DAY, cutoff_ms, validate_period_days
 from .sweep import DEFAULT_ROOT_PREFIX, discover_default_roots, gather_sweep_roots, sweep_spill_roots
 from .sweep_records import SweepReport, WarnFn
-from .types import RETRIEVAL_HINT, Locator, SaveTextSpill, SpillRef, SpillStore, SpillStoreError
+from ..formats.notices import RETRIEVAL_HINT
+from .types import Locator, SaveTextSpill, SpillRef, SpillStore, SpillStoreError
 
 __all__ = ["DEFAULT_ROOT_PREFIX", "LocalSpillStore", "default_roots_base", "private_root"]
 

@@ -14,9 +14,6 @@ from typing import Any, Literal, Mapping, NewType, Union
 #: for other backends a URI or key. Consumers never parse it.
 Locator = NewType("Locator", str)
 
-RETRIEVAL_HINT = "Use read with offset/limit, or grep this path to search within it."
-
-
 class SpillStoreError(Exception):
     """A real storage failure (permissions, ENOSPC, backend down). ``cause`` holds the origin."""
 

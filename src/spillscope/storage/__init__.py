@@ -5,7 +5,8 @@
 * :mod:`.registry` — :func:`open_storage`, the one place a path or URL becomes a store, and
   :data:`~.registry.BACKENDS`, where a kind of store is registered;
 * :mod:`.local` — a directory: no-follow, fd-relative, read-only (:func:`open_regular`);
-* :mod:`.s3` — ``s3://bucket/prefix`` through a List/Head/Get-only boto3 client.
+* :mod:`.s3` — ``s3://bucket/prefix`` through a List/Head/Get-only boto3 client;
+* :mod:`.checked` — a stream that says whether the artifact changed while it was read.
 
 The by-path helpers below serve callers that hold one artifact's name and no root (``cat
 FILE``, ``iter_transcript(path)``): they open the artifact's store through the same

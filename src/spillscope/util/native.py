@@ -8,6 +8,7 @@ read it at call time, so tests can switch paths (``native.NATIVE = None``) in on
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Protocol, Union
 
@@ -42,3 +43,18 @@ def _load() -> Scanners | None:
 
 
 NATIVE: Scanners | None = _load()
+
+
+def describe() -> str:
+    """Whether the accelerator runs, and if not why (for ``spillscope --version``)."""
+    if NATIVE is not None:
+        return "C accelerator: active"
+    value = os.environ.get(ENV, "")
+    if value not in ("", "0"):
+        return f"C accelerator: off ({ENV}={value}; pure Python, identical results)"
+    try:
+        importlib.import_module("spillscope._native")
+    except ImportError as exc:
+        # Built only where the install found a compiler and the Python headers.
+        return f"C accelerator: not built ({exc}); pure Python, identical results"
+    return "C accelerator: off (pure Python, identical results)"

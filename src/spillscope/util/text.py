@@ -173,6 +173,14 @@ def visible(text: str, *, one_line: bool = False) -> str:
     return shown.sub(_show, js_normalize(text))
 
 
+def shown_count(text: str, *, one_line: bool = False) -> int:
+    """How many code points :func:`visible` replaces in ``text`` (lone surrogates included)."""
+    shown = _SHOWN_LINE if one_line else _SHOWN
+    if shown.search(text) is None:
+        return 0
+    return len(shown.findall(js_normalize(text)))
+
+
 def _show(match: re.Match[str]) -> str:
     cp = ord(match.group())
     if cp == 0x0D:

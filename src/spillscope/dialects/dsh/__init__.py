@@ -3,7 +3,7 @@
 The dsh inspector (scan, logs, link, verify, search, watch) stays where it is; this adapter
 only answers the seam's questions with it: a tree with ``session-<12 hex>`` dirs (or an
 ``s3://`` URL, whose kind :func:`spillscope.storage.open_storage` decides) is dsh's, and an inspection is
-:func:`spillscope.inspect.verify.inspect_root`'s, its links re-stated as :class:`Link` records.
+:func:`spillscope.inspect.verify.inspection.inspect_root`'s, its links re-stated as :class:`Link` records.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class DshDialect(Dialect):
 
     def inspect(self, tree: str, options: Options) -> Report:
         from ...inspect.findings import Finding
-        from ...inspect.verify import inspect_root
-        from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+        from ...inspect.verify.inspection import inspect_root
+        from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
         from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 
         ins = inspect_root(tree, options.logs, retention_seconds=options.retention_seconds, now=options.now,

@@ -13,30 +13,40 @@
 * The records (events, :class:`Transcript`) are in :mod:`.records`; the fixed lines in
   :mod:`.layout`.
 
-This package only re-exports; import from the submodules inside spillscope.
+This package's names are exported lazily (PEP 562), so importing one submodule (the
+fixed lines of :mod:`.layout`, say) does not load the codec. Inside spillscope, import
+from the submodules.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from .layout import FRAGMENT_CODE_POINTS, INTRO, METADATA_KEYS, NOTE_1, NOTE_2, ROLES, TITLE, TITLE_LINE
-from .records import (Event, Fragment, Incomplete, MessageEnd, MessageStart, Transcript, TranscriptError,
-                      TranscriptMessage, TranscriptMetadata)
-from .writer import render_transcript
-from .parser import FAST_CHUNK, FIRST_CHUNK
-from .reader import Source, departs_from_title, iter_transcript, parse_transcript, read_transcript
-from .index import CHECKPOINT_EVERY, OPEN_WHOLE_BYTES, MessageIndex, TranscriptIndex
+from ...util.lazy import lazy_exports
 
-# The private helpers stay importable from here, as they were from the single module.
-from .parser import _HEADER, _PREAMBLE, _Parser
-from .reader import _join, _open
-from .index import _closing, _index_batch
+if TYPE_CHECKING:
+    from .layout import (DEFAULT_MAX_LINE_BYTES, FRAGMENT_CODE_POINTS, INTRO, METADATA_KEYS, NOTE_1, NOTE_2,
+                         REFERENCE_WARNING, ROLES, TITLE, TITLE_LINE)
+    from .records import (Event, Fragment, Incomplete, MessageEnd, MessageStart, Transcript, TranscriptError,
+                          TranscriptMessage, TranscriptMetadata)
+    from .writer import render_transcript
+    from .parser import FAST_CHUNK, FIRST_CHUNK
+    from .reader import Source, departs_from_title, iter_transcript, parse_transcript, read_transcript
+    from .index import CHECKPOINT_EVERY, OPEN_WHOLE_BYTES, MessageIndex, TranscriptIndex
 
-_PRIVATE = (_HEADER, _PREAMBLE, _Parser, _join, _open, _closing, _index_batch)
-
+_EXPORTS = {
+    "layout": ("DEFAULT_MAX_LINE_BYTES", "FRAGMENT_CODE_POINTS", "INTRO", "METADATA_KEYS", "NOTE_1", "NOTE_2",
+               "REFERENCE_WARNING", "ROLES", "TITLE", "TITLE_LINE"),
+    "records": ("Event", "Fragment", "Incomplete", "MessageEnd", "MessageStart", "Transcript", "TranscriptError",
+                "TranscriptMessage", "TranscriptMetadata"),
+    "writer": ("render_transcript",),
+    "parser": ("FAST_CHUNK", "FIRST_CHUNK"),
+    "reader": ("Source", "departs_from_title", "iter_transcript", "parse_transcript", "read_transcript"),
+    "index": ("CHECKPOINT_EVERY", "OPEN_WHOLE_BYTES", "MessageIndex", "TranscriptIndex"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
-    "CHECKPOINT_EVERY", "Event", "FAST_CHUNK", "FIRST_CHUNK", "FRAGMENT_CODE_POINTS", "Fragment", "INTRO",
-    "Incomplete", "METADATA_KEYS", "MessageEnd", "MessageIndex", "MessageStart", "NOTE_1", "NOTE_2",
-    "OPEN_WHOLE_BYTES", "ROLES", "Source", "TITLE", "TITLE_LINE", "Transcript", "TranscriptError",
-    "TranscriptIndex", "TranscriptMessage", "TranscriptMetadata", "departs_from_title", "iter_transcript",
-    "parse_transcript", "read_transcript", "render_transcript",
+    "CHECKPOINT_EVERY", "DEFAULT_MAX_LINE_BYTES", "Event", "FAST_CHUNK", "FIRST_CHUNK", "FRAGMENT_CODE_POINTS",
+    "Fragment", "INTRO", "Incomplete", "METADATA_KEYS", "MessageEnd", "MessageIndex", "MessageStart", "NOTE_1",
+    "NOTE_2", "OPEN_WHOLE_BYTES", "REFERENCE_WARNING", "ROLES", "Source", "TITLE", "TITLE_LINE", "Transcript",
+    "TranscriptError", "TranscriptIndex", "TranscriptMessage", "TranscriptMetadata", "departs_from_title",
+    "iter_transcript", "parse_transcript", "read_transcript", "render_transcript",
 ]

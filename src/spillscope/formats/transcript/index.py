@@ -20,8 +20,7 @@ import orjson
 from ...util import native
 from ...storage import Storage, open_storage
 from ...util.text import has_surrogates, js_normalize, loads_exact, utf8_len
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
-from .layout import FRAGMENT_CODE_POINTS, ROLES
+from .layout import DEFAULT_MAX_LINE_BYTES, FRAGMENT_CODE_POINTS, ROLES
 from .reader import iter_transcript
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 

@@ -16,8 +16,7 @@ from typing import BinaryIO, Generator
 import orjson
 
 from ...util.text import has_surrogates, js_normalize, loads_exact
-from ...reference.constants import REFERENCE_WARNING
-from .layout import FRAGMENT_CODE_POINTS, INTRO, METADATA_KEYS, NOTE_1, NOTE_2, ROLES, TITLE
+from .layout import FRAGMENT_CODE_POINTS, INTRO, METADATA_KEYS, NOTE_1, NOTE_2, REFERENCE_WARNING, ROLES, TITLE
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
 FAST_CHUNK = 1 << 20

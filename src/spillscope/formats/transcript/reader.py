@@ -14,8 +14,7 @@ from typing import BinaryIO, Iterator, Union
 
 from ...storage import open_stream, read_head
 from ...util.text import js_normalize, js_utf8
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
-from .layout import TITLE_LINE
+from .layout import DEFAULT_MAX_LINE_BYTES, TITLE_LINE
 from .parser import _Parser
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, Transcript, TranscriptMessage, TranscriptMetadata
 

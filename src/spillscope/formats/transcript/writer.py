@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...util.text import code_point_slices, js_json_string, js_stringify
-from ...reference.constants import REFERENCE_WARNING
-from .layout import FRAGMENT_CODE_POINTS, INTRO, NOTE_1, NOTE_2, TITLE
+from .layout import FRAGMENT_CODE_POINTS, INTRO, NOTE_1, NOTE_2, REFERENCE_WARNING, TITLE
 
 
 def render_transcript(data: dict[str, Any], captured_format_version: int) -> str:

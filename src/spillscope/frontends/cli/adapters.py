@@ -35,7 +35,8 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     if args.logs is not None:
         open_root(args.logs, "--logs", check=False)
     try:
-        result = prune(args.root, older_than=args.older_than, apply=args.apply, logs=args.logs,
+        older_than = args.older_than if args.older_than is not None else 30 * 86400.0
+        result = prune(args.root, older_than=older_than, apply=args.apply, logs=args.logs,
                        keep_active=args.keep_active, max_log_line_bytes=args.max_log_line_bytes)
     except PruneError as exc:
         raise UsageError(str(exc)) from None
@@ -46,21 +47,30 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if result.report.errors else 0
 
 
+def pattern_text(args: argparse.Namespace) -> str:
+    """grep's PATTERN as given, or decoded from JSON with ``--json-pattern``."""
+    text = args.pattern
+    if args.json_pattern:
+        try:
+            text = loads_exact(text)
+        except ValueError as exc:
+            raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
+        if not isinstance(text, str):
+            raise UsageError("--json-pattern: PATTERN is not a JSON string")
+    return str(text)
+
+
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from .grep import GrepError, grep
     from ...inspect.search.pattern import Pattern
 
     try:
-        text = args.pattern
-        if args.json_pattern:
-            try:
-                text = loads_exact(text)
-            except ValueError as exc:
-                raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
-            if not isinstance(text, str):
-                raise UsageError("--json-pattern: PATTERN is not a JSON string")
+        text = pattern_text(args)
+        mode = "files" if args.files_with_matches else "count" if args.count else "hits"
         return grep(args.root, Pattern(text, regex=args.regex, ignore_case=args.ignore_case), out, sys.stderr,
-                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count, timeout=args.timeout)
+                    logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count, mode=mode,
+                    line_number=args.line_number, context=args.context, color=args.color, sessions=args.session,
+                    kinds=args.kind, timeout=args.timeout)
     except GrepError as exc:
         raise UsageError(str(exc)) from None
 

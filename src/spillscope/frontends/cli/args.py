@@ -23,6 +23,16 @@ class UsageError(Exception):
     pass
 
 
+#: ``verify``'s exit status when it checked no notice (no logs, no notice in them, every
+#: locator outside the root...) and no finding reached --fail-on: not a pass (0), and not
+#: findings (1) a script would go looking for.
+NOTHING_CHECKED_STATUS = 3
+
+#: ``verify --fail-on``'s default: every warning and error fails; info findings (the
+#: notice itself says no snapshot was saved, a fork's dialect...) are reported only.
+DEFAULT_FAIL_ON = "warning"
+
+
 #: The largest count or byte limit accepted (JavaScript's safe integers, as in the format).
 MAX_COUNT = 2**53 - 1
 
@@ -45,6 +55,11 @@ def positive_int(text: str) -> int:
     if value > MAX_COUNT:
         raise argparse.ArgumentTypeError(f"too large: {text!r} (at most {MAX_COUNT})")
     return value
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number from 0 (``grep -C 0``) up to :data:`MAX_COUNT`."""
+    return 0 if text.strip() == "0" else positive_int(text)
 
 
 def port_number(text: str) -> int:
@@ -73,6 +88,12 @@ def parse_fail_on(text: str) -> set[str]:
         else:
             raise argparse.ArgumentTypeError(f"unknown finding code or severity {part!r}")
     return codes
+
+
+def finding_code(text: str) -> str:
+    if text not in CODES:
+        raise argparse.ArgumentTypeError(f"unknown finding code {text!r} (one of: {', '.join(CODES)})")
+    return text
 
 
 def positive_seconds(text: str) -> float:

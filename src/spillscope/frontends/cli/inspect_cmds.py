@@ -11,18 +11,17 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ...storage import Storage
-
 from ..format import count, human_age, human_size
 from ...util.text import loads_exact
+from ...storage import Storage
 from ...inspect.findings import SEVERITY_RANK, Finding
-from ...inspect.listing import listing, listing_json
-from .args import UsageError, check_logs, open_root, require_usable
+from ...inspect.scan.listing import listing, listing_json, select
+from .args import NOTHING_CHECKED_STATUS, UsageError, check_logs, open_root, require_usable
 from .output import Chunked, cell, write_json, write_json_members
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
 
 def _run_inspection(args: argparse.Namespace, check_content: bool, store: Storage | None = None) -> Inspection:
@@ -31,7 +30,7 @@ def _run_inspection(args: argparse.Namespace, check_content: bool, store: Storag
     else:
         require_usable(store)
     check_logs(args.logs)
-    from ...inspect.verify import inspect_root
+    from ...inspect.verify.inspection import inspect_root
 
     with Progress() as progress:
         return inspect_root(store, args.logs, retention_seconds=getattr(args, "retention", None),
@@ -47,43 +46,70 @@ def _check_listable(root: str | None) -> None:
         with os.scandir(root):
             pass
     except (FileNotFoundError, NotADirectoryError):
-        return  # reported as "not a directory" where the root is first used
+        return  # reported ("does not exist") where the root is first used
     except OSError as exc:
         raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
 
 
+def _narrowing(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``select`` arguments ``ls`` was given, or None when it lists everything in name order."""
+    asked = {"session": getattr(args, "session", None), "kind": getattr(args, "kind", None),
+             "older_than": getattr(args, "older_than", None), "finding": getattr(args, "finding", None),
+             "sort": getattr(args, "sort", "name")}
+    return asked if any(v is not None for k, v in asked.items() if k != "sort") or asked["sort"] != "name" else None
+
+
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    """A listing: exit 0 however little it found, but an empty root, or logs that link no
+    notice, are said in words after the table (a listing is not a check)."""
     now = time.time()
+    notes: list[str] = []
     store = open_root(args.root, "ls", timeout=args.timeout, check=False)
     _check_listable(store.tree)
+    narrowing = _narrowing(args)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         require_usable(store)
         with Progress() as progress:
             text = listing_json(store, now, progress=progress)
-        if args.json:
+        if args.json and narrowing is None:
             out.write(text)
             out.write("\n")
             return 0
         data = loads_exact(text)
     else:
-        data = listing(_run_inspection(args, check_content=True, store=store), now)
-        if args.json:
-            write_json(out, data)
-            return 0
+        from ...inspect.verify.coverage import nothing_checked, not_checked_line
+
+        ins = _run_inspection(args, check_content=True, store=store)
+        data = listing(ins, now)
+        reason = nothing_checked(ins)
+        if reason is not None:
+            notes.append(not_checked_line(reason, len(ins.scan.artifacts())))
+    if narrowing is not None:
+        data = select(data, **narrowing)
+    if args.json:
+        write_json(out, data)
+        return 0
     _write_table(data, out)
+    out.write("".join(cell(note) + "\n" for note in notes))
     return 0
 
 
 def _write_table(data: dict[str, Any], out: TextIO) -> None:
     """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
-    artifacts = sum(s["artifactCount"] for s in data["sessions"])
-    out.write(f"{cell(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    totals = data["totals"]
+    artifacts = totals["artifacts"]
+    out.write(f"{cell(data['root'])}  ({count(totals['sessions'], 'session')}, {count(artifacts, 'artifact')}, "
+              f"{human_size(totals['bytes'])})\n")
+    if not artifacts:
+        out.write("empty: no artifact in this root" + ("" if data["sessions"] else
+                  " (a spill root holds session-<12 hex>/ dirs; is this one?)") + "\n")
     listed = set()
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{cell(s['dir'])}  {cell(label)}  {count(s['artifactCount'], 'artifact')}  {cell(s['mode'])}{cell(badge)}\n")
+        out.write(f"\n{cell(s['dir'])}  {cell(label)}  {count(s['artifactCount'], 'artifact')}  {human_size(s['bytes'])}  "
+                  f"{cell(s['mode'])}{cell(badge)}\n")
         lines = []
         for a in s["artifacts"]:
             listed.add(a["path"])
@@ -98,13 +124,15 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from ...inspect.coverage import coverage, describe
+    from ...inspect.verify.coverage import coverage, describe
 
     ins = _run_inspection(args, check_content=True)
     cov = coverage(ins)
     failing = [f for f in ins.findings if f.code in args.fail_on]
-    # A verify that compared nothing must not pass, whatever --fail-on says.
-    status = 1 if failing or cov.none_checked else 0
+    # A verify that compared no notice must not pass, whatever --fail-on says; findings
+    # that fail come first (they are a definite problem, and say more).
+    reason = cov.nothing_checked
+    status = 1 if failing else NOTHING_CHECKED_STATUS if reason is not None else 0
     args.exit_status = status  # kept if the reader of our output goes away (`| head`)
     if args.json:
         write_json_members(out, {"summary": ins.summary(), "findings": Chunked(ins.findings, Finding.to_json),
@@ -117,9 +145,22 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
         if f.locator and f.locator != f.path:
             out.write(f"        locator: {cell(f.locator)}\n")
     out.write("".join(cell(line) + "\n" for line in describe(cov)))
-    if cov.none_checked:
-        out.write(f"FAIL: none of the {count(cov.with_locator, 'notice')} with a locator could be checked "
-                  f"({cov.unchecked} outside the root); {count(len(failing), 'finding')} at or above --fail-on\n")
+    below = len(ins.findings) - len(failing)
+    tally = (f"{count(len(failing), 'finding')} at or above --fail-on"
+             + (f" ({below} below it)" if below else ""))
+    if failing:
+        out.write(f"FAIL: {tally}\n")
+    elif reason is not None:
+        # Why is the line above (describe); this one says what to do about it.
+        hint = _HINTS.get(reason, " — try the --rebase above" if cov.rebase is not None else "")
+        out.write(f"NOTHING CHECKED: no notice was compared with its artifact{hint}; {tally}\n")
     else:
-        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
+        out.write(f"OK: {tally}\n")
     return status
+
+
+#: What to do about a reason for having checked no notice (the CLI's own words).
+_HINTS = {
+    "no-logs": " — pass --logs DIR, the harness's session logs",
+    "no-session-logs": " — --logs must name the dir holding the harness's session logs",
+}

@@ -2,7 +2,8 @@
 
 JSON output (``--json``) is the stable interface, documented in docs/cli.md; the human
 output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on``
-(verify), a malformed artifact (cat) or a failed deletion (prune), 2 usage or I/O error.
+(verify), a malformed artifact (cat) or a failed deletion (prune), 2 usage or I/O error,
+3 ``verify`` checked no notice (and nothing reached ``--fail-on``).
 
 This module holds the parser and ``main()`` (the exit codes); the argument types are in
 args.py, ls/verify in inspect_cmds.py, cat/grep/prune/watch in adapters.py and
@@ -19,15 +20,21 @@ import sys
 from typing import TextIO
 
 from ... import __version__
-from .args import MAX_COUNT, UsageError, add_timeout, parse_duration, parse_fail_on, port_number, positive_int
+from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, add_timeout, finding_code, parse_duration,
+                   parse_fail_on, non_negative_int, port_number, positive_int)
+from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
 from .stats import cmd_stats
 from .output import cell
 from .progress import SettingError
+from .suggest import close, did_you_mean
 from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
+from ...dialects import REGISTERED as AGENTS
+from ...inspect.search.pattern import REGEX_SYNTAX
+from ...inspect.scan.listing import SORTS
 from ...inspect.stats.model import TABLES
 
 __all__ = [
@@ -36,15 +43,37 @@ __all__ = [
 ]
 
 
+class _Version(argparse.Action):
+    """``--version``: the version, and whether the C accelerator runs (and why not)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from ...util.native import describe
+
+        sys.stdout.write(f"spillscope {__version__} (Python {sys.version.split()[0]}; {describe()})\n")
+        parser.exit()
+
+
+USAGE = """%(prog)s [-h] [--version] COMMAND [ARGS]
+       %(prog)s ROOT [--logs DIR] [--rebase OLD_ROOT]   the terminal UI on ROOT (as `spillscope tui ROOT`)
+       %(prog)s help [COMMAND]                          a command's options"""
+
+EPILOG = f"""exit status: 0 ok; 1 findings at or above verify's --fail-on (default {DEFAULT_FAIL_ON}), a malformed
+artifact (cat), no hit (grep) or a failed deletion (prune); 2 usage or I/O error; {NOTHING_CHECKED_STATUS} verify checked
+no notice (no --logs, no notice in them, every locator outside the root). See docs/cli.md."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="spillscope", description="Inspect the spill storage of an agent harness.")
-    p.add_argument("--version", action="version", version=f"spillscope {__version__}")
-    sub = p.add_subparsers(dest="command")
+    p = argparse.ArgumentParser(prog="spillscope", description="Inspect the spill storage of an agent harness.",
+                                usage=USAGE, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=_Version, nargs=0, help="the version, and whether the C accelerator is active")
+    sub = p.add_subparsers(dest="command", title="commands", metavar="COMMAND", prog="spillscope")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("root", help="the spill root")
-        sp.add_argument("--logs", help="session logs directory (links notices to artifacts)")
+        sp.add_argument("root", metavar="ROOT", help="the spill root")
+        sp.add_argument("--logs", metavar="DIR", help="session logs directory (links notices to artifacts)")
         sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
+        sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
         add_timeout(sp)
         limits(sp)
 
@@ -56,66 +85,89 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
     common(sp)
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--sort", choices=SORTS, default="name", help="size: largest first; age: oldest first (default name)")
+    sp.add_argument("--session", metavar="ID", help="only this session (its id, dir name or 12-hex hash)")
+    sp.add_argument("--kind", choices=("tool-output", "session-reference-transcript", "unknown"), help="only artifacts of this kind")
+    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION", help="only artifacts strictly older than this (e.g. 7d)")
+    sp.add_argument("--finding", type=finding_code, metavar="CODE", help="only artifacts with this finding code (e.g. orphan-artifact)")
+    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
     sp.set_defaults(func=cmd_ls)
 
     sp = sub.add_parser("stats", help="where the bytes are: totals by session, tool, kind and day; what the sweep deletes next")
     common(sp)
     sp.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest sessions and files listed (default 10)")
-    sp.add_argument("--retention", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
-                    help="the store's cleanup period the sweep forecast uses (default 30d, as cleanup_period_days)")
+    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                    help="the cleanup period the sweep forecast uses (default: the agent's own; dsh 30d)")
     sp.add_argument("--table", choices=TABLES, help="only this table (with --csv: which table; default sessions)")
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not tables")
     sp.add_argument("--csv", action="store_true", help="one table as CSV (see --table)")
     sp.set_defaults(func=cmd_stats)
 
     sp = sub.add_parser("cat", help="the reassembled exact text of an artifact")
-    sp.add_argument("artifact")
+    sp.add_argument("artifact", help="a saved transcript or tool output (a path, or an s3:// URL)")
     sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
-    sp.add_argument("--raw", action="store_true", help="write control characters as they are, even to a terminal")
+    sp.add_argument("--raw", action="store_true", help="the exact bytes: controls as they are, nothing added (default: shown inert)")
     add_timeout(sp)
     limits(sp)
     sp.set_defaults(func=cmd_cat)
 
-    sp = sub.add_parser("verify", help="check every notice against its artifact; exit 1 on findings")
+    sp = sub.add_parser("verify", help=f"check every notice against its artifact; exit 1 on findings, "
+                                        f"{NOTHING_CHECKED_STATUS} if no notice was checked")
     common(sp)
     sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
                     help="flag what the backend's expiry sweep would delete at this retention (e.g. 30d; prune's rule)")
-    sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on("error"), metavar="CODES",
-                    help="comma-separated finding codes or severities (default: error)")
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on(DEFAULT_FAIL_ON), metavar="CODES",
+                    help=f"comma-separated finding codes or severities that make verify exit 1 (default: "
+                         f"{DEFAULT_FAIL_ON}, i.e. warnings and errors; 'error' only errors; 'none' nothing)")
+    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a report")
     sp.set_defaults(func=cmd_verify)
 
     sp = sub.add_parser("prune", help="delete expired artifacts as the backend's sweep does (dry run unless --apply)")
     sp.add_argument("root", help="the spill root")
-    sp.add_argument("--older-than", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
-                    help="delete files whose mtime is strictly older than this (default 30d)")
+    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION",
+                    help="delete files whose mtime is strictly older than this (default 30d; another agent: its own rule)")
     sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
     sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
     sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
                     help="a log written within this is active (default 24h; needs --logs)")
     sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
                     help=f"longest session-log line parsed (default {DEFAULT_MAX_LOG_LINE_BYTES})")
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
+    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
     sp.set_defaults(func=cmd_prune)
 
-    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none")
-    sp.add_argument("pattern", help="a fixed string (default) or, with -E, a Python regex")
+    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none",
+                        epilog=f"-E: {REGEX_SYNTAX}. Unsupported syntax is an error (exit 2).")
+    sp.add_argument("pattern", help="a fixed string (default) or, with -E, an RE2 regex (linear time)")
     common(sp)
-    sp.add_argument("-i", "--ignore-case", action="store_true")
-    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is a regex")
+    sp.add_argument("-i", "--ignore-case", action="store_true", help="match regardless of case")
+    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
     sp.add_argument("--json-pattern", action="store_true",
                     help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
     sp.add_argument("-m", "--max-count", type=positive_int, metavar="N", help="stop after N hits per artifact")
+    sp.add_argument("-n", "--line-number", action="store_true",
+                    help="the line of each hit (of the decoded text; a transcript's per message)")
+    sp.add_argument("-C", "--context", type=non_negative_int, default=0, metavar="N",
+                    help="N lines of context before and after each hit (implies -n)")
+    listing = sp.add_mutually_exclusive_group()
+    listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
+    listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
+    sp.add_argument("--session", action="append", metavar="ID",
+                    help="only this session (its id in the logs or its dir's name); repeatable")
+    sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "unknown"),
+                    help="only artifacts of this kind; repeatable")
+    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour the hits (auto: on a terminal, unless NO_COLOR is set)")
     sp.set_defaults(func=cmd_grep)
 
     sp = sub.add_parser("watch", help="one line per change under a live spill root")
-    sp.add_argument("root")
-    sp.add_argument("--json", action="store_true")
+    sp.add_argument("root", help="the spill root to follow (a path, or an s3:// URL: polled)")
+    sp.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
     sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
     add_timeout(sp)
+    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
     sp.set_defaults(func=cmd_watch)
 
     sp = sub.add_parser("demo", help="write the demo spill root and open it")
@@ -126,14 +178,77 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
     common(sp)
+    sp.add_argument("--export-dir", metavar="DIR", help="the export key (e) writes only under DIR")
     sp.set_defaults(func=cmd_tui)
 
     sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
     common(sp)
-    sp.add_argument("--host", default="127.0.0.1")
-    sp.add_argument("--port", type=port_number, default=8000)
+    sp.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
+    sp.add_argument("--port", type=port_number, default=8000, help="the port to listen on (default 8000)")
+    sp.add_argument("--allow-export", metavar="DIR",
+                    help="let the browser's export key write under DIR on this machine (default: a download)")
     sp.set_defaults(func=cmd_serve)
+
+    sp = sub.add_parser("help", help="this help, or a command's (`spillscope help verify`)")
+    sp.add_argument("topic", nargs="?", metavar="COMMAND", help="the command to explain")
+    sp.set_defaults(func=lambda args, out: _cmd_help(p, args.topic, out))
+
+    for parser in (p, *_commands(p).values()):
+        # No abbreviated options: a script's `--log` must not change meaning when an
+        # option starting with it is added; a slip gets a suggestion instead.
+        parser.allow_abbrev = False
+    for choice in sub._choices_actions:
+        # `spillscope help CMD` (and `CMD --help`) says what CMD does, as the list does.
+        command = sub.choices[choice.dest]
+        command.description = command.description or choice.help
     return p
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's name and parser (argparse keeps them in its subparsers action)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _cmd_help(parser: argparse.ArgumentParser, topic: str | None, out: TextIO) -> int:
+    """``spillscope help [COMMAND]``: the help, on stdout, exit 0."""
+    commands = _commands(parser)
+    if topic is None:
+        out.write(parser.format_help())
+    elif topic in commands:
+        out.write(commands[topic].format_help())
+    else:
+        raise UsageError(f"help: no command {topic!r}{did_you_mean(topic, commands)}; the commands are "
+                         + ", ".join(commands))
+    return 0
+
+
+def _is_root(word: str) -> bool:
+    """A first word that is no command names a root when it looks like one or exists:
+    `spillscope ROOT` opens the TUI. Else it may be a mistyped command."""
+    return "/" in word or word.startswith(".") or word.startswith("~") or os.path.lexists(word)
+
+
+def _unknown_command(parser: argparse.ArgumentParser, word: str) -> str | None:
+    """The error for a first word close to a command that names no root, else None."""
+    commands = _commands(parser)
+    if _is_root(word) or not close(word, commands):
+        return None
+    return f"{word!r} is not a command{did_you_mean(word, commands)}, nor a spill root"
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """parse_args, with an unknown option blamed on the command it was given to (its usage,
+    and the option it is closest to), not on the top-level parser."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = _commands(parser).get(args.command or "", parser)
+        options = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+        hints = [did_you_mean(x.split("=", 1)[0], options) for x in extra if x.startswith("--")]
+        command.error(f"unrecognized arguments: {' '.join(extra)}{''.join(h for h in hints if h)}")
+    return args
 
 
 def _batched(stream: TextIO) -> None:
@@ -151,11 +266,15 @@ def _batched(stream: TextIO) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {"ls", "stats", "cat", "grep", "verify", "prune", "watch", "demo", "tui", "serve"}
-    if argv and argv[0] not in commands and not argv[0].startswith("-"):
+    if argv and argv[0] not in _commands(parser) and not argv[0].startswith("-"):
+        problem = _unknown_command(parser, argv[0])
+        if problem is not None:
+            parser.print_usage(sys.stderr)
+            sys.stderr.write(f"spillscope: {cell(problem)}\n")
+            return 2
         argv = ["tui", *argv]  # `spillscope ROOT` opens the TUI
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
     except SystemExit as exc:
         return 2 if exc.code not in (0, None) else 0
     if args.command is None:
@@ -168,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command not in ("tui", "serve", "demo"):
         _batched(sys.stdout)  # (the TUI's driver does its own writing and flushing)
     try:
+        choose_agent(args)  # where a path becomes a dialect: dsh keeps its commands, another agent gets its own
         status = int(args.func(args, sys.stdout))
         sys.stdout.flush()  # here, not at exit: a closed pipe is handled below
         return status

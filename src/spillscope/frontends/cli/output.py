@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 import orjson
 
-from ...inspect.listing import ascii_json
+from ...inspect.scan.listing import ascii_json
 from ...util.text import visible
 
 #: Items of a :class:`Chunked` array encoded per ``orjson.dumps`` call.

@@ -12,7 +12,7 @@ import sys
 from typing import TextIO
 
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from .args import UsageError, check_logs, open_root
 from .inspect_cmds import cmd_ls
 
@@ -36,13 +36,20 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None, timeout=None,
                                 max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_log_line_bytes=DEFAULT_MAX_LOG_LINE_BYTES)
         return cmd_ls(ns, out)
-    return _run_tui(str(demo.root), str(demo.logs), None, {})
+    return _run_tui(str(demo.root), str(demo.logs), None, {}, None)
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     store = open_root(args.root, "tui", timeout=args.timeout)
     check_logs(args.logs)
-    return _run_tui(store.root, args.logs, args.rebase, _limits(args))
+    export_dir = _export_dir(args.export_dir) if args.export_dir is not None else None
+    return _run_tui(store.root, args.logs, args.rebase, _limits(args), export_dir)
+
+
+def _export_dir(path: str) -> str:
+    if not os.path.isdir(path):
+        raise UsageError(f"{path}: not a directory (the export directory must exist)")
+    return os.path.abspath(path)
 
 
 def _limits(args: argparse.Namespace) -> dict[str, int]:
@@ -51,18 +58,22 @@ def _limits(args: argparse.Namespace) -> dict[str, int]:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from ..serve import MissingServeExtra, require_textual_serve, serve
+
+    try:
+        require_textual_serve()  # first: nothing is printed or bound for a server that cannot run
+    except MissingServeExtra as exc:
+        raise UsageError(str(exc)) from None
     store = open_root(args.root, "serve", timeout=args.timeout)
     check_logs(args.logs)
-    from ..serve import serve
-
-    out.write(f"serving {args.root} on http://{args.host}:{args.port}\n")
-    out.flush()
+    export_dir = _export_dir(args.allow_export) if args.allow_export is not None else None
+    # serve prints the URL (with its token) once it listens, and never returns.
     serve(store.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args),
-          timeout=args.timeout)
+          export_dir=export_dir, out=out, timeout=args.timeout)
     return 0
 
 
-def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, int]) -> int:
+def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, int], export_dir: str | None) -> int:
     # Textual reads keys from stdin and draws on stderr; with any of the three redirected it
     # would write escape codes into a file or wait for keys forever. (textual-serve's web
     # driver is the exception: it talks over pipes by design.)
@@ -73,7 +84,7 @@ def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, 
                                  "use `spillscope ls` or `spillscope verify` for text output")
     from ..tui.app import SpillscopeApp
 
-    app = SpillscopeApp(root, logs, rebase=rebase, limits=limits)
+    app = SpillscopeApp(root, logs, rebase=rebase, limits=limits, export_dir=export_dir)
     from .. import webguard as _webguard
 
     if _webguard.under_web_driver():  # started by `spillscope serve` for a browser tab

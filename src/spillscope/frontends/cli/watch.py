@@ -32,8 +32,8 @@ class WatchUsageError(Exception):
 
 
 def run_watch(store: Storage, out: TextIO, *, as_json: bool, initial: bool, err: TextIO | None = None) -> int:
-    from ...inspect.watch import watch_root
-    from ...inspect.watch_events import root_problem
+    from ...inspect.watch.root import watch_root
+    from ...inspect.watch.events import root_problem
 
     err = err or sys.stderr
     root = store.root
@@ -50,7 +50,7 @@ def run_watch(store: Storage, out: TextIO, *, as_json: bool, initial: bool, err:
             raise WatchUsageError(f"{problem}: unreachable, not watched (a bucket that does not exist yet is waited for)")
         why = None if problem is None else "does not exist"
     stop = threading.Event()
-    restore = _stop_on_signals(stop)
+    restore = stop_on_signals(stop)
     try:
         if why is not None:
             err.write(f"spillscope: {visible(root, one_line=True)} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
@@ -77,7 +77,7 @@ def utc_stamp(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
-def _stop_on_signals(stop: threading.Event) -> Callable[[], None]:
+def stop_on_signals(stop: threading.Event) -> Callable[[], None]:
     """SIGINT and SIGTERM set ``stop`` (the watcher checks it every few ms); returns
     what puts the previous handlers back."""
     if threading.current_thread() is not threading.main_thread():

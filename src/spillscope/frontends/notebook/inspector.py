@@ -9,22 +9,24 @@ import os
 from typing import Any, AsyncIterator
 
 from ..format import count
-from ...storage import normalize_root
+from ...storage import normalize_root, open_storage
 from ...util.text import visible
-from ...inspect.coverage import coverage, describe
+from ...inspect.verify.coverage import coverage, describe, not_checked_line, nothing_checked
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern
 from ...inspect.search.root import SearchHit, search_root
-from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch import awatch_root
-from ...inspect.watch_events import ChangeEvent
+from ...inspect.verify.inspection import Inspection, inspect_root
+from ...inspect.watch.root import awatch_root
+from ...inspect.watch.events import ChangeEvent
 from ...formats.transcript.reader import read_transcript
 from ...spill.naming import session_dir_name
+from .agent import AgentInspector
 from .findings import Findings
 from .reference import Reference
 from .render import _badges, _wrap, esc
 from .search import SearchResults
 from .session import Session
+from .stats import StatsView
 from .transcript import TranscriptView
 
 class Inspector:
@@ -49,12 +51,12 @@ class Inspector:
     def sessions(self) -> list[Session]:
         names = {s.name for s in self.inspection.scan.sessions}
         names |= {session_dir_name(l.entry.target_session) for l in self.inspection.references}
-        return [Session(self, n) for n in sorted(names)]
+        return [Session(self.inspection, n) for n in sorted(names)]
 
     def session(self, key: str) -> Session:
         """By session id or dir name."""
         name = key if key.startswith("session-") else session_dir_name(key)
-        return Session(self, name)
+        return Session(self.inspection, name)
 
     @property
     def references(self) -> list[Reference]:
@@ -88,8 +90,20 @@ class Inspector:
         return SearchResults(pattern, hits, bad)
 
     def verify(self) -> Findings:
-        """Rescan and return the findings (worst first)."""
-        return self.refresh().findings()
+        """Rescan and return the findings (worst first), saying so when no notice was checked."""
+        ins = self.refresh().inspection
+        reason = nothing_checked(ins)
+        note = None if reason is None else not_checked_line(reason, len(ins.scan.artifacts()))
+        return Findings(ins.findings, note).sorted()
+
+    def stats(self, table: str = "sessions", *, top: int = 10) -> StatsView:
+        """Where the root's bytes are (what ``spillscope stats`` reports): the ``table``
+        (sessions unless asked) with ``to_records``/``to_pandas``/``to_arrow``, and charts.
+        The sweep is forecast at this inspector's ``retention_seconds`` (default 30 days)."""
+        from ...inspect.stats.dsh import DEFAULT_RETENTION_SECONDS, dsh_stats
+
+        retention = self.retention_seconds if self.retention_seconds is not None else DEFAULT_RETENTION_SECONDS
+        return StatsView(dsh_stats(self.root, self.logs, top=top, retention_seconds=retention, rebase=self.rebase), table)
 
     def to_records(self) -> list[dict[str, Any]]:
         return [r for s in self.sessions for r in s.to_records()]
@@ -118,12 +132,26 @@ class Inspector:
                         f"<td>{len(s.references)}</td><td>{_badges(s.findings().items)}</td></tr>")
         summary = ", ".join(f"{esc(k)} {v}" for k, v in self.inspection.summary().items()) or "no findings"
         cov = coverage(self.inspection)
-        summary += "".join(f"<div{' class=bad' if cov.unchecked else ''}>{esc(line)}</div>" for line in describe(cov))
+        bad = cov.unchecked or cov.nothing_checked is not None  # checking nothing is not a pass
+        summary += "".join(f"<div{' class=bad' if bad else ''}>{esc(line)}</div>" for line in describe(cov))
         return _wrap(f"<b>Spill root</b> <code>{esc(self.root)}</code><br>{summary}"
                      f"<table><tr><th>session</th><th>dir</th><th>artifacts</th><th>references</th><th>findings</th></tr>"
                      f"{''.join(rows)}</table>")
 
 
-def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, **kwargs: Any) -> Inspector:  # noqa: A001
-    """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook."""
+def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None,  # noqa: A001
+         **kwargs: Any) -> Inspector | AgentInspector:
+    """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook. Another
+    agent's tree (detected, or ``agent="claude"``…) gives an :class:`AgentInspector`."""
+    agent = kwargs.pop("agent", None)
+    tree = open_storage(root).tree  # None: an object store, which is dsh's
+    if agent is not None or (logs is None and tree is not None and os.path.isdir(tree)):
+        from ...dialects import DialectError, detect
+
+        try:
+            name = agent or detect(os.fspath(root)).name
+        except DialectError:
+            name = "dsh"  # the dsh inspector says what is wrong with the root
+        if name != "dsh":
+            return AgentInspector(root, name)
     return Inspector(root, logs, **kwargs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...util.text import visible
-from ...inspect.links import ReferenceLink
+from ...inspect.link.records import ReferenceLink
 from ...reference.join import join_offset
 from ...formats.transcript.reader import read_transcript
 from .render import _badges, _wrap, esc

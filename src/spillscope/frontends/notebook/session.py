@@ -1,29 +1,29 @@
 """The notebook view of one session dir: its artifacts and the references into it.
 
-Separate because it is the inspector's unit of browsing, with its own table and findings."""
+Separate because it is the inspector's unit of browsing, with its own table and findings. A
+session is a view of one :class:`Inspection` (the pass it was made from: its artifacts,
+references and findings agree); the :class:`Inspector` that makes sessions imports this
+module, never the other way round."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..format import count, human_age, human_size
 from ...util.text import visible
-from ...inspect.scan import Artifact
+from ...inspect.scan.tree import Artifact
+from ...inspect.verify.inspection import Inspection
 from ...spill.naming import session_dir_name
 from .findings import Findings
 from .reference import Reference
 from .render import _badges, _wrap, esc
 
-if TYPE_CHECKING:  # the inspector builds sessions; a session only points back at it
-    from .inspector import Inspector
-
 class Session:
     """A session dir (and what the logs say was referenced into it)."""
 
-    def __init__(self, inspector: Inspector, dir_name: str) -> None:
-        self.inspector = inspector
+    def __init__(self, inspection: Inspection, dir_name: str) -> None:
+        self.inspection = ins = inspection
         self.dir = dir_name
-        ins = inspector.inspection
         self.session_id = ins.session_ids.get(dir_name)
         scanned = next((s for s in ins.scan.sessions if s.name == dir_name), None)
         self.artifacts: list[Artifact] = scanned.artifacts if scanned else []
@@ -32,7 +32,7 @@ class Session:
     def findings(self) -> Findings:
         paths = {a.path for a in self.artifacts}
         refs = {id(f) for r in self.references for f in r.link.findings}
-        return Findings([f for f in self.inspector.inspection.findings if f.path in paths or id(f) in refs])
+        return Findings([f for f in self.inspection.findings if f.path in paths or id(f) in refs])
 
     def to_records(self) -> list[dict[str, Any]]:
         return [{"dir": self.dir, "sessionId": self.session_id, "name": a.name, "kind": a.kind, "size": a.size,
@@ -47,7 +47,7 @@ class Session:
 
         now = time.time()
         rows = "".join(f"<tr><td>{esc(a.name)}</td><td>{esc(a.kind)}</td><td>{human_size(a.size)}</td>"
-                       f"<td>{human_age(now - a.mtime)}</td><td>{_badges(self.inspector.inspection.findings_for(a.path))}</td></tr>"
+                       f"<td>{human_age(now - a.mtime)}</td><td>{_badges(self.inspection.findings_for(a.path))}</td></tr>"
                        for a in self.artifacts)
         refs = "".join(f"<li>{esc(r.link.entry.label)} → {esc(r.status)} {_badges(r.link.findings)}</li>" for r in self.references)
         return _wrap(f"<b>Session</b> <code>{esc(self.session_id or self.dir)}</code> ({esc(self.dir)})"

@@ -25,14 +25,14 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.notifications import SeverityLevel
 
-from ...inspect.coverage import coverage, describe
+from ...inspect.verify.coverage import coverage, describe
 from ...storage import Storage, open_storage
 from ...util.text import visible
 from ...inspect.findings import CODES
-from ...inspect.livepatch import apply_events, changed_sessions
-from ...inspect.verify import Inspection, inspect_root
-from ...inspect.watch_events import ChangeEvent
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...inspect.watch.patch import apply_events, changed_sessions
+from ...inspect.verify.inspection import Inspection, inspect_root
+from ...inspect.watch.events import ChangeEvent
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from .footer import FittingFooter
 from .help import HelpScreen
@@ -54,30 +54,39 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help", show=False),
+        # Escape in the filter box gives the keys back to the tree (the filter stays).
+        Binding("escape", "leave_filter", show=False),
         # Priority: the app handles "/" as it reads it, so the keys typed right after it
         # ("/Research", fast or pasted) already go to the box (check_action lets "/" type
         # itself into any input).
         Binding("slash", "filter", "Filter", priority=True),
-        Binding("f", "cycle_code", "Finding filter"),
-        Binding("p", "toggle_pause", "Pause watch"),
+        Binding("s", "search_root", "Search"),
+        # Short labels: with s, every browse key fits the footer at 80 columns.
+        Binding("f", "cycle_code", "Findings"),
+        Binding("p", "toggle_pause", "Pause"),
         Binding("r", "refresh", "Rescan"),
-        Binding("s", "search_root", "Search all", show=False),
         Binding("enter", "open", "Open", show=False),
+        Binding("t", "stats", "Stats", show=False),
+        Binding("o", "cycle_order", "Order", show=False),
     ]
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
     #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
-    #: Watch events applied to the tree at once, path by path (see inspect.livepatch);
+    #: Watch events applied to the tree at once, path by path (see inspect.watch.patch);
     #: False: every change waits for a pass over the whole root, as before.
     live_patch = True
-    #: A local root's watcher in a child process (inspect.watch_child); False: a thread here.
+    #: A local root's watcher in a child process (inspect.watch.child); False: a thread here.
     watch_in_child = True
     paused: reactive[bool] = reactive(False)
     root_missing: reactive[bool] = reactive(False)
 
     def __init__(self, root: str, logs: str | None = None, *, rebase: str | None = None, watch: bool = True,
-                 limits: dict[str, int] | None = None) -> None:
+                 limits: dict[str, int] | None = None, export_dir: str | None = None) -> None:
         super().__init__()
+        #: The export key writes only under this directory (None: anywhere but the root and logs;
+        #: in a browser, None means a download: see export.py).
+        self.export_dir = export_dir
         #: --max-line-bytes / --max-log-line-bytes (inspect_root's defaults when not given).
         self.limits = dict(limits or {})
         # A root given as a symlink is resolved once, here: the tree and the watch follow
@@ -305,17 +314,49 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
 
         self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
 
+    def action_cycle_order(self) -> None:
+        tree = self.query_one(BrowseTree)
+        orders = ("name", "size", "age")
+        self.set_order(orders[(orders.index(tree.order_by) + 1) % len(orders)])
+
+    def set_order(self, order: str) -> None:
+        """Order the tree's sessions and files by name, size (largest first) or age (oldest first)."""
+        tree = self.query_one(BrowseTree)
+        tree.order_by = order
+        self.notify(f"tree ordered by {order}" + {"size": " (largest first)", "age": " (oldest first)"}.get(order, ""),
+                    timeout=2)
+        if self.inspection is not None:
+            tree.populate(self.inspection, self.text_filter, self.code_filter)
+            self.call_after_refresh(self.refresh_detail)  # as in filter_changed
+
+    def action_stats(self) -> None:
+        from .stats import StatsScreen
+
+        if not isinstance(self.screen, StatsScreen):
+            self.push_screen(StatsScreen(self.root_path, self.logs_path, self.rebase))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The browse's filters act on the browse: over search-all or the reader they would
         # change a tree nobody sees (and the footer would offer "/ Filter" where / searches).
-        if action in ("filter", "cycle_code") and len(self.screen_stack) > 1:
+        if action in ("filter", "cycle_code", "cycle_order", "stats") and len(self.screen_stack) > 1:
             return False
         if action == "filter" and isinstance(self.focused, Input):
             return False  # "/" is text there (a path in the filter box)
+        if action == "leave_filter":  # Escape means something else anywhere else
+            return isinstance(self.focused, Input) and self.focused.id == "filter"
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_leave_filter(self) -> None:
+        self.query_one(BrowseTree).focus()
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C: Textual's own says "Press [b]ctrl+q[/b]…", and every notification here
+        is plain text (it would show the markup); said plainly."""
+        self.notify("ctrl+q quits (q too, outside a text box)", title="Do you want to quit?")
 
     def watch_root_missing(self) -> None:
         if self.is_running:
@@ -329,6 +370,11 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         for code in CODES:
             yield SystemCommand(f"Filter: {code}", CODES[code][1], lambda c=code: self.set_code_filter(c))
         yield SystemCommand("Search the whole root", "Exact search of every transcript and tool output", self.action_search_root)
+        for order in ("size", "age", "name"):
+            yield SystemCommand(f"Order the tree by {order}", "Sessions and their files: largest first, oldest first, "
+                                "or by name", lambda o=order: self.set_order(o))
+        yield SystemCommand("Stats: where the bytes are", "Totals, the next sweep, and charts by age, session and finding",
+                            self.action_stats)
         yield SystemCommand("Help", "Keys and conventions", self.action_help)
 
 

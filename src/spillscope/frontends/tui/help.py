@@ -1,64 +1,87 @@
-"""The help screen: every key of the browse, the reader and search-all, in one scrolling modal.
+"""The help screen: a table of every key of the browse, the reader and search-all, that
+fits an 80×24 terminal whole. The conventions behind them (hit colours, ✂, shortened
+tree lines, inert text) are prose, in docs/tui.md and the README, not here.
 
 Separate because it is static reference text, not behaviour: it changes when keys change."""
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Static
 
-HELP = """\
-# spillscope
+BROWSE = [
+    ("↑ ↓", "move"),
+    ("Enter", "open a transcript"),
+    ("/", "filter (Esc: back)"),
+    ("f", "finding filter"),
+    ("s", "search the whole root"),
+    ("p", "pause the live watch"),
+    ("r", "rescan"),
+    ("t", "stats: where the bytes are"),
+    ("o", "order by name, size, age"),
+    ("^p", "commands, themes"),
+    ("F1 ?", "this help"),
+    ("q", "quit"),
+]
+READER = [
+    ("n N", "next / previous msg"),
+    ("g", "go to: m 3, l 120,"),
+    ("", "b 5000, c 100000"),
+    ("w", "wrap on / off"),
+    ("/", "search (re: regex)"),
+    ("F3 ⇧F3", "next / previous hit"),
+    ("y", "copy (OSC 52)"),
+    ("e", "export to a file"),
+    ("Esc", "back"),
+]
+SEARCH_ALL = [("re: i:", "regex, ignore case"), ("Enter", "open the reader at a hit"), ("Esc", "back")]
+LEGEND = [
+    Text.assemble(("seen", "bold underline"), ": a hit the model saw (green)  ", ("omitted", "strike"), ": one it did not (red)"),
+    Text.assemble(("✂", "bold reverse"), " where a preview was cut · ␛ ␀ ⏎ ⟨U+202E⟩: controls, shown inert"),
+    Text("Esc, q, ? or F1 closes this help · the rest: docs/tui.md", style="dim"),
+]
 
-**Browse** — `↑`/`↓` move, `Enter` opens a reference's transcript or an artifact,
-`/` filters the tree by text, `s` searches the exact text of the whole root, `f` cycles the finding filter, `p` pauses the live watch,
-`r` rescans, `ctrl+p` opens the command palette (themes too), `q` quits.
 
-**Reader** — `n`/`N` next/previous message, `g` go to (`m 3`, `l 120`, `b 5000`,
-`c 100000`, or a bare line number; past the end goes to the end, and says so), `w`
-wraps on/off, `/` searches (prefix `re:` for a regex; `Escape` closes the box),
-`F3`/`shift+F3` next/previous hit, `y` copies the message (through the terminal, by
-OSC 52 — not every terminal passes it on), `e` exports it to a file, `Escape` goes back.
+def key_table(title: str, rows: list[tuple[str, str]]) -> Group:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold cyan", no_wrap=True, min_width=6)
+    table.add_column()  # wraps below 80 columns rather than cut
+    for key, what in rows:
+        table.add_row(key, what)
+    return Group(Text(title, style="bold underline"), table)
 
-**Search all** (`s`) — the exact text of every transcript and tool output under the
-root (`re:` for a regex, `i:` to ignore case); hits stream in grouped by session and
-artifact, and `Enter` opens the reader at one.
 
-Search hits the model **saw** (inside the preview) are green, **bold and underlined**;
-hits that were **omitted** (only in the saved artifact) are red and ~~struck through~~ —
-the styles tell them apart without colour too (`NO_COLOR`). The first 5000 hits are
-marked (the status says `5000+` when there are more).
-
-In a reference's preview, `✂` marks where the middle of a shortened message was cut:
-the model saw its head, then its tail, then the omission marker.
-
-On a narrow terminal the tree's lines shorten rather than run off the edge: ages and
-counts go first, a long name loses its middle (`…`), badges take short names (`expired`,
-`no-snapshot`, `perms`, `orphan`, `bytes≠`…) and `+N` counts the ones left out; a status
-a badge already says is left out too. Sizes and statuses are never cut; the detail pane
-beside the tree says everything in full.
-
-Text is shown inert: escape sequences and controls appear as `␛`, `␀`, `⏎` (a CR, alone
-or in CRLF), `⟨U+202E⟩`; lone surrogates as `⟨lone U+D800⟩`; markup is never interpreted.
-
-`Escape`, `q` or `?` closes this help; `↑`/`↓`/`PgUp`/`PgDn` scroll it.
-"""
+def help_renderable() -> RenderableType:
+    """Browse and reader side by side, search-all and the legend below."""
+    both = Table.grid(padding=(0, 3))
+    both.add_row(key_table("Browse", BROWSE), key_table("Reader", READER))
+    return Group(both, Text(""), key_table("Search all (s)", SEARCH_ALL), Text(""), *LEGEND)
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key; scrolls (↑/↓, PgUp/PgDn, the mouse) when the terminal is shorter than it."""
+    """Every key, in a table that fits 80×24; it scrolls (↑/↓, PgUp/PgDn, the mouse)
+    only on a terminal smaller than that."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Markdown(HELP)
+            yield Static(help_renderable(), id="help-keys", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#help-box").focus()
+        box = self.query_one("#help-box")
+        # As wide as the table (and its border and padding), within the screen (the .tcss).
+        console = self.app.console
+        box.styles.width = Measurement.get(console, console.options, help_renderable()).maximum + 4
+        box.border_title = "spillscope — keys"
+        box.focus()
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(None)

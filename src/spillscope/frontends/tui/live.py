@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import get_current_worker
 
-from ...inspect.livepatch import apply_events
-from ...inspect.watch import ChangeEvent, awatch_root
-from ...inspect.watch_child import awatch_root_child
+from ...inspect.watch.patch import apply_events
+from ...inspect.watch.events import ChangeEvent
+from ...inspect.watch.root import awatch_root
+from ...inspect.watch.child import awatch_root_child
 
 if TYPE_CHECKING:
     from textual.app import App
     from textual.reactive import reactive
 
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
     from ...storage import Storage
 
     _AppBase = App[None]

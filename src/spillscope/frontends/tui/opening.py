@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from ...inspect.search.seen import reference_seen_ranges
-from ...inspect.verify import ReferenceLink
+from ...inspect.link.records import ReferenceLink
 from .document import open_document
 from .reader import ReaderScreen
 from .tree import NodeData
@@ -18,7 +18,7 @@ from .tree import NodeData
 if TYPE_CHECKING:
     from textual.app import App
 
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
     _AppBase = App[None]
 else:
@@ -32,6 +32,7 @@ class ReaderOpening(_AppBase):
         inspection: Inspection | None
         root_path: str
         logs_path: str | None
+        export_dir: str | None
 
         def schedule_rescan(self) -> None: ...
 
@@ -81,7 +82,7 @@ class ReaderOpening(_AppBase):
         link = self.preview_link(path)
         # The reader opens at once; what the model saw needs a pass over the whole
         # transcript (seconds for a big one), so it follows from a worker.
-        screen = ReaderScreen(document, title, None if link else {}, forbidden)
+        screen = ReaderScreen(document, title, None if link else {}, forbidden, self.export_dir)
         self.call_from_thread(self.push_screen, screen)
         if link is not None:
             seen = self.seen_ranges(path, link)

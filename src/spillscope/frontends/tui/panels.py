@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,11 +18,11 @@ from textual.widgets import Static
 from ..format import count, human_age, human_size
 from ...util.text import visible
 from ...inspect.findings import CODES, Finding
-from ...inspect.scan import Artifact
-from ...inspect.verify import ReferenceLink, ToolSpillLink
+from ...inspect.scan.tree import Artifact
+from ...inspect.link.records import ReferenceLink, ToolSpillLink
 from ...reference.join import join_offset
 from .labels import badge_style, one_line
-from .safe_text import BADGE_STYLE, clip, safe
+from .safe_text import BADGE_STYLE, BreakableText, breakable, clip, safe
 
 
 class ReferencePanel(Horizontal):
@@ -49,7 +49,7 @@ class ReferencePanel(Horizontal):
             parts.append(Text.assemble((f"\n● {visible(clip(str(role), 200))}{src}\n", "bold cyan")))
             parts.append(preview_text(str(text), joins[i] if i < len(joins) else None) if text
                          else Text("(emptied: all its bytes omitted)", style="italic dim"))
-        self.query_one("#preview", Static).update(Group(*parts))
+        self.query_one("#preview", Static).update(breakable(*parts))
         self.query_one("#notice", Static).update(notice_renderable(link))
 
 
@@ -68,13 +68,43 @@ def preview_text(text: str, exact_join: int | None) -> Text:
     return Text.assemble(safe(text[:at]), (mark, "bold reverse"), safe(text[at:]))
 
 
+#: A reference's verdict: what its locator's state means, said first.
+VERDICT = {
+    "resolves": ("✔ resolves: the artifact is on disk (Enter opens it)", "bold green"),
+    "expired": ("✘ EXPIRED: the artifact is gone; the notice remains", "bold white on red"),
+    "outside-root": ("⚠ the locator points outside this spill root", "bold yellow"),
+    "invalid": ("⚠ the notice is malformed", "bold yellow"),
+    "unverified": ("⚠ UNVERIFIED: the root or session dir cannot be read; the artifact may be there", "bold yellow"),
+}
+
+
 def notice_renderable(link: ReferenceLink) -> RenderableType:
+    """The verdict first, then the facts it rests on (bytes, hint, locator), the findings
+    and the count table: at 80×24 the pane shows a few lines, and they must say whether the
+    reference resolves without scrolling (issue 27)."""
     entry = link.entry
     notice = entry.notice
-    out: list[RenderableType] = [Text("Omission notice", style="bold underline")]
     if notice is None:
-        out.append(Text("\nIntact: nothing omitted, no notice and no saved transcript.", style="green"))
-        return Group(*out)
+        return breakable(Text("✔ intact: nothing omitted, no notice and no saved transcript", style="bold green"),
+                         Text("\nOmission notice: none", style="dim"))
+    out: list[RenderableType] = []
+    snap = entry.snapshot or {}
+    if snap.get("status") == "saved":
+        if link.status == "normalized":
+            verdict = ("ℹ replay-normalised locator: " + ("matched by name (Enter opens it)" if link.artifact
+                                                           else "no single artifact of that name"), "bold cyan")
+        else:
+            verdict = VERDICT.get(link.status, (link.status, ""))
+        out.append(Text(verdict[0], style=verdict[1]))
+        out.append(Text.assemble(("bytes    ", "dim"), safe(str(snap.get("bytes"))),
+                                 (f"  (on disk {link.artifact.size})" if link.artifact else "", "dim")))
+        out.append(Text.assemble(("hint     ", "dim"), safe(str(snap.get("retrievalHint")))))
+        out.append(Text.assemble(("locator  ", "dim"), safe(str(snap.get("locator")))))
+    else:
+        out.append(Text.assemble(("full snapshot unavailable: ", "bold yellow"), safe(str(snap.get("reason")))))
+    for f in link.findings:
+        out.append(Text.assemble((f"{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
+    out.append(Text("\nOmission notice", style="bold underline"))
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("field", no_wrap=True, min_width=16)
     table.add_column("logged", no_wrap=True, min_width=6)
@@ -91,36 +121,14 @@ def notice_renderable(link: ReferenceLink) -> RenderableType:
         same = recomputed is None or logged == recomputed
         table.add_row(name, safe(str(logged)), Text("—" if recomputed is None else str(recomputed), style="" if same else "bold red"))
     out.append(table)
-    snap = entry.snapshot or {}
-    if snap.get("status") == "saved":
-        out.append(Text.assemble(("\nlocator  ", "dim"), safe(str(snap.get("locator")))))
-        out.append(Text.assemble(("bytes    ", "dim"), safe(str(snap.get("bytes"))),
-                                 (f"  (on disk {link.artifact.size})" if link.artifact else "", "dim")))
-        out.append(Text.assemble(("hint     ", "dim"), safe(str(snap.get("retrievalHint")))))
-        status = {
-            "resolves": ("✔ resolves: the artifact is on disk (Enter opens it)", "bold green"),
-            "expired": ("✘ EXPIRED: the artifact is gone; the notice remains", "bold white on red"),
-            "outside-root": ("⚠ the locator points outside this spill root", "bold yellow"),
-            "invalid": ("⚠ the notice is malformed", "bold yellow"),
-            "normalized": ("ℹ replay-normalised locator: " + ("matched by name (Enter opens it)" if link.artifact
-                                                               else "no single artifact of that name"), "bold cyan"),
-            "unverified": ("⚠ UNVERIFIED: the root or session dir cannot be read; the artifact may be there", "bold yellow"),
-        }.get(link.status, (link.status, ""))
-        out.append(Text("\n" + status[0], style=status[1]))
-    else:
-        out.append(Text.assemble(("\nfull snapshot unavailable: ", "bold yellow"), safe(str(snap.get("reason")))))
-    if link.findings:
-        out.append(Text("\nFindings", style="bold underline"))
-        for f in link.findings:
-            out.append(Text.assemble((f"{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
-    return Group(*out)
+    return breakable(*out)
 
 
 def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str | None) -> RenderableType:
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="dim", no_wrap=True)
     table.add_column(overflow="fold")  # a long path wraps whole, never cut to "…"
-    table.add_row("path", safe(art.path))
+    table.add_row("path", BreakableText.of(safe(art.path)))
     table.add_row("kind", art.kind)
     table.add_row("suggested name", safe(art.suggested_name or "(not an encoded name)"))
     table.add_row("owner session", safe(session_id or f"{art.session_dir} (no log names it)"))
@@ -135,7 +143,7 @@ def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str 
         for f in findings:
             where = f":{f.line}" if f.line is not None else ""
             parts.append(Text.assemble((f"{f.severity} {f.code}{where}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
-    return Group(*parts)
+    return breakable(*parts)
 
 
 def session_renderable(name: str, session_id: str | None, group: dict[str, Any], findings: list[Finding]) -> RenderableType:
@@ -154,24 +162,25 @@ def session_renderable(name: str, session_id: str | None, group: dict[str, Any],
         parts.append(Text("\nFindings", style="bold underline"))
         for code, n in sorted(Counter(f.code for f in findings).items()):
             parts.append(Text.assemble((f" {code} ", badge_style(code)), f"  {n}  ", (CODES[code][1] if code in CODES else "", "dim")))
-    return Group(*parts)
+    return breakable(*parts)
 
 
 def tool_spill_renderable(link: ToolSpillLink) -> RenderableType:
     n = link.entry.notice
     parts: list[RenderableType] = [
         Text.assemble(("Tool spill  ", "bold underline"), safe(link.entry.tool_name or "?"), ("  call ", "dim"), safe(link.entry.call_id or "?")),
-        Text.assemble(("log      ", "dim"), safe(f"{link.entry.log}:{link.entry.line}")),
+        # The verdict first (issue 27): the pane may show only a few lines.
+        Text.assemble(("status   ", "dim"), (link.status, {"resolves": "bold green", "normalized": "bold cyan"}.get(link.status, "bold white on red"))),
         Text.assemble(("omitted  ", "dim"), f"{n.omitted_bytes} bytes" if n.omitted_bytes is not None else n.omitted_kind),
         Text.assemble(("locator  ", "dim"), safe(n.locator)),
-        Text.assemble(("status   ", "dim"), (link.status, {"resolves": "bold green", "normalized": "bold cyan"}.get(link.status, "bold white on red"))),
+        Text.assemble(("log      ", "dim"), safe(f"{link.entry.log}:{link.entry.line}")),
         Text.assemble(("dialect  ", "dim"), n.dialect),
         Text("\nPreview the model saw", style="bold underline"),
         safe(n.preview) if n.preview else Text("(notice only)", style="italic dim"),
     ]
     for f in link.findings:
         parts.append(Text.assemble((f"\n{f.severity} {f.code}: ", BADGE_STYLE.get(f.code, "bold")), safe(f.detail)))
-    return Group(*parts)
+    return breakable(*parts)
 
 
 __all__ = ["ReferencePanel", "artifact_renderable", "notice_renderable", "preview_text", "session_renderable",

@@ -20,7 +20,7 @@ from ...inspect.search.document import Hit, find_hits
 from ...inspect.search.pattern import PatternError
 from ...formats.transcript.records import TranscriptError
 from .document import Document
-from .export import export_message
+from .export import deliver_message, export_message
 from .footer import FittingFooter
 from .goto import Goto, parse_goto
 from .labels import middle, one_line
@@ -44,7 +44,7 @@ class ReaderScreen(Screen[None]):
     ]
 
     def __init__(self, document: Document, title: str, seen: dict[int, list[tuple[int, int]] | None] | None,
-                 forbidden: list[str]) -> None:
+                 forbidden: list[str], export_dir: str | None = None) -> None:
         super().__init__()
         self.document = document
         self.doc_title = title
@@ -53,6 +53,8 @@ class ReaderScreen(Screen[None]):
         #: True until :meth:`set_seen` brings the ranges of a linked transcript.
         self.seen_pending = seen is None
         self.forbidden = forbidden
+        #: Exports go only under this directory (`tui --export-dir`, `serve --allow-export`).
+        self.export_dir = export_dir
         self.message = 1
         self.hits: list[Hit] = []
         #: More hits than MAX_HITS: only the first ones are marked.
@@ -335,14 +337,19 @@ class ReaderScreen(Screen[None]):
                     "e exports the message to a file instead", timeout=10)
 
     def action_export(self) -> None:
-        base = os.path.basename(self.document.path)
-        default = os.path.join(os.getcwd(), f"{base}.message-{self.message}.txt")
-
         message = self.message
+        if self.app.is_web and self.export_dir is None:
+            # In a browser the keys are whoever holds the socket: never a path on the
+            # server's disk (the operator opts in with `serve --allow-export DIR`).
+            self.deliver(message)
+            return
+        base = os.path.basename(self.document.path)
+        default = os.path.join(self.export_dir or os.getcwd(), f"{base}.message-{message}.txt")
 
         def write(path: str, overwrite: bool) -> None:
             try:
-                written, lone = export_message(self.document, message, path, self.forbidden, overwrite=overwrite)
+                written, lone = export_message(self.document, message, path, self.forbidden, overwrite=overwrite,
+                                               only_under=self.export_dir)
             except FileExistsError:
                 def answered(yes: bool | None) -> None:
                     if yes:
@@ -363,3 +370,13 @@ class ReaderScreen(Screen[None]):
                 write(path, False)
 
         self.app.push_screen(PromptScreen("Export this message (exact UTF-8) to:", value=default), done)
+
+    def deliver(self, message: int) -> None:
+        try:
+            name, sent, lone = deliver_message(self.app, self.document, message)
+        except (OSError, ValueError) as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        note = f" ({lone} lone surrogates as U+FFFD)" if lone else ""
+        self.notify(f"sent message {message} ({sent} bytes{note}) to your browser as the download {name}; "
+                    "nothing was written on the server", timeout=10)

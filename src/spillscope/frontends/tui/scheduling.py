@@ -16,8 +16,8 @@ from textual.worker import get_current_worker
 if TYPE_CHECKING:
     from textual.app import App
 
-    from ...inspect.verify import Inspection
-    from ...inspect.watch import ChangeEvent
+    from ...inspect.verify.inspection import Inspection
+    from ...inspect.watch.events import ChangeEvent
 
     _AppBase = App[None]
 else:

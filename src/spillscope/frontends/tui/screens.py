@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from .export import export_message
 from .goto import Goto, parse_goto
-from .help import HELP, HelpScreen
+from .help import HelpScreen
 from .prompts import ConfirmScreen, PromptScreen
 from .reader import ReaderScreen
 
-__all__ = ["HELP", "ConfirmScreen", "Goto", "HelpScreen", "PromptScreen", "ReaderScreen",
+__all__ = ["ConfirmScreen", "Goto", "HelpScreen", "PromptScreen", "ReaderScreen",
            "export_message", "parse_goto"]

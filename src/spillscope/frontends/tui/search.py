@@ -198,7 +198,7 @@ class SearchScreen(Screen[None]):
         if link is not None:
             seen = app.seen_ranges(h.path, link)  # type: ignore[attr-defined]
         forbidden = [p for p in (self.root, self.logs) if p]
-        reader = ReaderScreen(document, h.path.rsplit("/", 1)[-1], seen, forbidden)
+        reader = ReaderScreen(document, h.path.rsplit("/", 1)[-1], seen, forbidden, getattr(app, "export_dir", None))
 
         def place() -> None:
             reader.show_message(k, h.start)

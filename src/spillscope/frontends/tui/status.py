@@ -12,12 +12,13 @@ from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from ..format import count
+from ...inspect.verify.coverage import NOTHING_CHECKED, nothing_checked
 
 if TYPE_CHECKING:
     from textual.app import App
     from textual.reactive import reactive
 
-    from ...inspect.verify import Inspection
+    from ...inspect.verify.inspection import Inspection
 
     _AppBase = App[None]
 else:
@@ -58,8 +59,11 @@ class StatusLine(_AppBase):
             parts.append("⚠ ROOT MISSING — r rescans")
         if ins is not None:
             summary = ins.summary()
+            reason = nothing_checked(ins)
             parts.append(f"{count(len(ins.scan.artifacts()), 'artifact')} · {count(len(ins.references), 'reference')} · "
                          + (", ".join(f"{k} {v}" for k, v in summary.items()) or "no findings")
+                         # "no findings" from checking nothing is not a pass: say so, and why.
+                         + ("" if reason is None else f" · ⚠ no notice checked: {NOTHING_CHECKED[reason]}")
                          + ("" if self.verified else " · verifying…"
                             + (f" {self.verify_progress:.0%}" if self.verify_progress is not None else "")))
         text = "  ·  ".join(parts)

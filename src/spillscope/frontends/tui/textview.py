@@ -84,8 +84,18 @@ class TextView(ScrollView, can_focus=True):
         self._relayout()
         self.scroll_to_offset(offset if top_at is None else top_at)
 
+    def wrap_width(self) -> int:
+        """The cells a display line may take: the width lines are drawn in (render_line
+        crops to it). Before the first layout there is none yet: a guess, redone on resize."""
+        return max(1, self.scrollable_content_region.width or self.size.width or 80)
+
     def _relayout(self) -> None:
-        width = max(10, self.scrollable_content_region.width or self.size.width or 80)
+        # Lines are wrapped to the width they are drawn in, which is the content region
+        # *minus the vertical scrollbar*. The stylesheet keeps the scrollbar's gutter
+        # always (scrollbar-gutter: stable): were it shown only once the wrapped text
+        # proved taller than the view, the region would shrink with no resize to say so,
+        # and every wrapped line would lose its last cells to the crop (issue 27).
+        width = self.wrap_width()
         self._layout_width = width
         lines: list[DisplayLine] = []
         pos = self.window_start
@@ -113,7 +123,11 @@ class TextView(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
-        if self.document is not None and self.scrollable_content_region.width != self._layout_width:
+        if self.document is not None and self.wrap_width() != self._layout_width:
+            self._rewrap()
+
+    def _rewrap(self) -> None:
+        if self.document is not None and self.wrap_width() != self._layout_width:
             top = self.top_offset
             self._relayout()
             self.scroll_to_offset(top)
@@ -171,6 +185,10 @@ class TextView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.scrollable_content_region.width
+        if self.wrap and width != self._layout_width and self.document is not None:
+            # Laid out for another width (a region that changed without a resize): a line
+            # drawn now would be cropped. Lay out again before the next frame.
+            self.call_later(self._rewrap)
         if index >= len(self.lines):
             return Strip.blank(width, self.rich_style)
         line = self.lines[index]

@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from ..format import count, human_age, human_size
 from ...inspect.findings import SEVERITY_RANK, Finding, by_location
-from ...inspect.verify import Inspection
+from ...inspect.verify.inspection import Inspection
 from ...spill.naming import session_dir_name
 from .labels import Extra, FitLabel, FittingTree, one_line
 
@@ -55,6 +55,8 @@ class BrowseTree(FittingTree[NodeData]):
         self._expanded_keys: set[str] = set()
         self._collapsed_keys: set[str] = set()
         self._filtered = False
+        #: How sessions and their artifacts are ordered: "name", "size" (largest first), "age" (oldest first).
+        self.order_by = "name"
         #: The last populate found the tree too big to open every session (see LAZY_LIMIT).
         self._lazy = False
 
@@ -97,7 +99,7 @@ class BrowseTree(FittingTree[NodeData]):
             total += len(kept)
         lazy = self._lazy = total > self.LAZY_LIMIT
         target: TreeNode[NodeData] | None = None
-        for name in sorted(sessions):
+        for name in self._ordered(sessions, specs):
             group, children = sessions[name], specs[name]
             sid = ins.session_ids.get(name)
             title = sid if sid is not None else name
@@ -123,6 +125,30 @@ class BrowseTree(FittingTree[NodeData]):
             # took its place, and a key pressed meanwhile would act on that item.
             self._tree_lines  # noqa: B018
             self.move_cursor(target)
+
+    def _ordered(self, sessions: dict[str, dict[str, Any]], specs: dict[str, list[NodeData]]) -> list[str]:
+        """Session names in :attr:`order_by`, each session's artifacts sorted the same way
+        (in place in ``specs``): name; size, largest first; age, oldest first."""
+        names = sorted(sessions)
+        if self.order_by == "name":
+            return names
+
+        def arts(name: str) -> list[Any]:
+            d = sessions[name]["dir"]
+            return d.artifacts if d is not None else []
+
+        if self.order_by == "size":
+            key: Callable[[NodeData], Any] = lambda d: -d.obj.size
+            names.sort(key=lambda n: -sum(a.size for a in arts(n)))
+        else:
+            key = lambda d: d.obj.mtime  # noqa: E731
+            names.sort(key=lambda n: min((a.mtime for a in arts(n)), default=float("inf")))
+        for name in names:
+            children = specs[name]
+            others = [d for d in children if d.kind != "artifact"]
+            files = sorted((d for d in children if d.kind == "artifact"), key=key)  # stable: ties keep name order
+            specs[name] = children[:] = others + files
+        return names
 
     def _specs(self, group: dict[str, Any], matches: Callable[[str, list[str]], bool] | None) -> list[NodeData]:
         """A session's children (references, tool spills, artifacts) that the filter keeps
@@ -170,12 +196,16 @@ class BrowseTree(FittingTree[NodeData]):
         # Zero counts left out; on a narrow line the tool spills' count goes first, the artifacts' last.
         counts = tuple(Extra(count(n, what), rank=rank, group="count") for n, what, rank in (
             (len(arts), "artifact", 2), (len(group["refs"]), "ref", 1), (len(group["tools"]), "tool spill", 0)) if n)
-        return FitLabel(name=title, name_style="bold", extras=counts,
+        # The session's bytes stay whole on any width, as each file's size does (none without a dir).
+        size = (Extra(human_size(sum(a.size for a in arts))),) if group["dir"] is not None else ()
+        return FitLabel(name=title, name_style="bold", extras=counts, kept=size,
                         codes=session_codes + [c for cs in codes.values() for c in cs])
 
     def _root_label(self, ins: Inspection) -> Text:
         # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
-        return FitLabel(name=os.path.basename(ins.root.rstrip("/")) or ins.root, name_style="bold", extras=(
+        nbytes = sum(a.size for s in ins.scan.sessions for a in s.artifacts)
+        return FitLabel(name=os.path.basename(ins.root.rstrip("/")) or ins.root, name_style="bold",
+                        kept=(Extra(human_size(nbytes)),), extras=(
             Extra(count(len(ins.scan.sessions), "dir"), "", 2, "count"),
             Extra(count(len(ins.scan.artifacts()), "artifact"), "", 1, "count"),
             Extra(count(len(ins.references), "reference"), "", 0, "count")))
@@ -184,12 +214,12 @@ class BrowseTree(FittingTree[NodeData]):
         """Bring only the named session dirs' nodes up to date with ``ins`` (a watch's
         change, or what a verification changed): each is refreshed, added at its place or
         removed, and the rest of the tree is left as it is. ``paths``: the only artifact
-        paths that changed (a watch's patch, see ``livepatch.apply_events``): then a
+        paths that changed (a watch's patch, see ``inspect.watch.patch.apply_events``): then a
         session's children are patched in place, each changed one added at its sorted
         place, removed or relabelled, instead of rebuilt. False when that cannot be done
         in place (a filter is on) and :meth:`populate` is needed."""
-        if self._filtered:
-            return False
+        if self._filtered or self.order_by != "name":
+            return False  # a patch inserts at the name-sorted place: another order is rebuilt whole
         self._now = time.time()
         self._index, index_keys = self._updated_index(ins.findings)
         groups: dict[str, dict[str, Any]] = {s.name: {"dir": s, "refs": [], "tools": []}
@@ -323,7 +353,7 @@ class BrowseTree(FittingTree[NodeData]):
     def _updated_index(self, findings: list[Finding]) -> tuple[dict[str, list[Finding]], set[str] | None]:
         """``by_location(findings)``, made from the shown index when ``findings`` is the
         indexed list with some of its items left out and new ones at its end (what a
-        watch's patch makes of it, see ``livepatch.apply_events``): the items are told
+        watch's patch makes of it, see ``inspect.watch.patch.apply_events``): the items are told
         apart by identity, and only the ones that left or came are moved. Rebuilding the
         index took ~20 ms a watch batch on a loaded machine with 5,000 findings (issue 13);
         telling the items apart is done on their ids with C-level passes (``map``,

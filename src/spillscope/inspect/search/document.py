@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from ...util.text import utf8_len
-from .pattern import REGEX_OVERLAP, Pattern, PatternError, matches_after
+from .pattern import REGEX_OVERLAP, Pattern, PatternError
 from .records import MAX_HITS, MessageHit
 from .seen import is_seen
 from .transcript import search_message_region
@@ -84,8 +84,7 @@ def _document_hits(document: SearchableDocument, message: int, pattern: Pattern,
         text = document.read(message, lo, pos - lo + chunk + REGEX_OVERLAP)
         own, stop = pos - lo, pos - lo + chunk
         q, nb = own, nb_pos
-        for m in matches_after(compiled, text, max(own, last_end - lo)):
-            s, e = m.start(), m.end()
+        for s, e in compiled.spans(text, max(own, last_end - lo)):
             if s >= stop and pos + chunk < total:
                 break
             nb += utf8_len(text[q:s])

@@ -7,20 +7,19 @@ the byte path but the records.
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Iterator
 
 from ...util.text import js_normalize, utf8_len
 from ...formats.transcript import Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, iter_transcript
 from ..findings import finding
-from .pattern import REGEX_OVERLAP, matches_after
+from .pattern import REGEX_OVERLAP, Matcher
 from .records import CONTEXT, ArtifactEvent, _hit, _Located
 
 #: Decoded code points searched at once by the exact fallback (plus the regex overlap).
 EXACT_WINDOW = 1 << 20
 
 
-def _exact_transcript(path: str, compiled: re.Pattern[str], emitted: dict[int, int], limit: int | None,
+def _exact_transcript(path: str, compiled: Matcher, emitted: dict[int, int], limit: int | None,
                       cancelled: Callable[[], bool], max_line_bytes: int) -> Iterator[ArtifactEvent]:
     """The exact streaming parser, searched in decoded windows of about a million code points."""
     if limit is not None and limit <= 0:
@@ -41,8 +40,7 @@ def _exact_transcript(path: str, compiled: re.Pattern[str], emitted: dict[int, i
         stop = len(text) if final else len(text) - REGEX_OVERLAP  # later starts: the next flush
         base = base_cp - lead
         q, nb = lead, base_b
-        for m in matches_after(compiled, text, max(lead, max(last_end, emitted.get(k, -1)) - base)):
-            s, e = m.start(), m.end()
+        for s, e in compiled.spans(text, max(lead, max(last_end, emitted.get(k, -1)) - base)):
             if s >= stop:
                 break
             nb += utf8_len(text[q:s])

@@ -7,13 +7,12 @@ decoded text otherwise. Separate from the readers, which only cut a file into wi
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Protocol
 
 from ...util import native
 from ...util.text import utf8_len
-from .pattern import REGEX_OVERLAP, Pattern, matches_after
+from .pattern import REGEX_OVERLAP, Matcher, Pattern
 from .records import CONTEXT, MessageHit, _hit
 
 #: Escaped bytes that always hold a hit's CONTEXT code points (at most 6 bytes each, as
@@ -43,7 +42,7 @@ class _MessageSearch:
     codec can count cheaply (``survey``), and otherwise lazily, from the last known position
     up to a hit."""
 
-    def __init__(self, codec: _Codec, pattern: Pattern, compiled: re.Pattern[str], limit: int | None) -> None:
+    def __init__(self, codec: _Codec, pattern: Pattern, compiled: Matcher, limit: int | None) -> None:
         self.codec = codec
         self.compiled = compiled
         lit = pattern.literal
@@ -209,8 +208,7 @@ class _MessageSearch:
         text = self._context + own
         base_cp, base_b = self.known_cp - lead, self.known_bytes
         q, nb = lead, base_b
-        for m in matches_after(self.compiled, text, max(lead, self.last_end - base_cp)):
-            s, e = m.start(), m.end()
+        for s, e in self.compiled.spans(text, max(lead, self.last_end - base_cp)):
             if not w.final and s >= lead + len(head):
                 break  # the next window reports it
             nb += utf8_len(text[q:s])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 from ...storage import Storage, normalize_root
 from .pattern import Pattern
@@ -59,7 +59,7 @@ class _Target:
 
 def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
     from ...formats.transcript.reader import departs_from_title
-    from ..verify import inspect_root
+    from ..verify.inspection import inspect_root
 
     ins = inspect_root(root, logs, rebase=rebase, check_content=False)
     # Only what makes an artifact (or a log's links) unsearchable concerns a search: also a
@@ -97,16 +97,39 @@ def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Tar
     return out, findings
 
 
+#: What ``--kind`` accepts: the kinds, and a short name for the transcript's.
+KIND_NAMES = {"transcript": TRANSCRIPT, TRANSCRIPT: TRANSCRIPT, TOOL_OUTPUT: TOOL_OUTPUT, "unknown": "unknown"}
+
+
+def in_session(selected: Collection[str], session: str | None, session_dir: str) -> bool:
+    """Whether a session is one of ``selected``: by the id its log gives it, or its dir's name or path."""
+    name = session_dir.rstrip("/").rsplit("/", 1)[-1]
+    return session in selected or name in selected or session_dir in selected
+
+
 def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
                 rebase: str | None = None, max_count: int | None = None,
+                sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
                 cancelled: Callable[[], bool] = lambda: False) -> Iterator[SearchHit | Finding]:
     """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted
     by session dir and name), with a :class:`Finding` for each artifact that could not be
-    searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``).
-    Raises :class:`PatternError` before anything is read for a bad pattern."""
+    searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``);
+    ``sessions`` (ids or session dir names) and ``kinds`` (:data:`KIND_NAMES`) keep only the
+    artifacts they name, and nothing else is read. Raises :class:`PatternError` before
+    anything is read for a bad pattern."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     targets, findings = _targets(root_s, None if logs is None else os.fspath(logs), rebase)
+    if sessions is not None:
+        targets = [t for t in targets if in_session(sessions, t.session, t.session_dir)]
+        dirs = {t.session_dir for t in targets}
+        # A finding about an artifact of another session is not this search's (one without a
+        # path, a log's, stays).
+        findings = [f for f in findings if f.path is None or f.code == "malformed-log" or os.path.dirname(f.path) in dirs
+                    or in_session(sessions, None, os.path.dirname(f.path))]
+    if kinds is not None:
+        wanted = {KIND_NAMES.get(k, k) for k in kinds}
+        targets = [t for t in targets if t.kind in wanted]
     yield from findings
     for t in targets:
         if cancelled():

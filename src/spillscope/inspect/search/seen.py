@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence, Union
 
 from ...util.text import js_utf8
-from ...reference.check import (choose_split, common_prefix, common_suffix, digest_transcript, keep_bytes_for,
-                                retention_splits, seen_byte_ranges)
+from ...reference.check import digest_transcript, keep_bytes_for
+from ...reference.preview import choose_split, common_prefix, common_suffix, retention_splits, seen_byte_ranges
 from .source import close_source, open_source, read_range, source_size
 
 SeenRanges = dict[int, Union[list[tuple[int, int]], None]]
@@ -40,7 +40,7 @@ def tool_seen_ranges(path: str, preview: str, fork_gap: str | None = None,
                      omitted: int | None = None) -> list[tuple[int, int]]:
     """The byte ranges of a tool output that its notice's preview showed: a head and a
     tail (the preview is their concatenation, cut where the writer cut it -- see
-    :func:`~spillscope.reference.check.retention_splits`; ``omitted`` is the notice's
+    :func:`~spillscope.reference.preview.retention_splits`; ``omitted`` is the notice's
     count -- or ``head + fork_gap + tail``)."""
     if fork_gap is not None and fork_gap in preview:
         head_t, _, tail_t = preview.partition(fork_gap)

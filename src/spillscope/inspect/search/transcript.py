@@ -14,14 +14,14 @@ from typing import Callable, Iterator
 
 from ...util import native
 from ...util.text import js_json_string
-from ...reference.constants import DEFAULT_MAX_LINE_BYTES
+from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...formats.transcript import NOTE_2, ROLES, TITLE_LINE, MessageStart, TranscriptError, iter_transcript
 from ..findings import finding
 from .escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
                              measure_escaped)
 from .exact import _exact_transcript
 from .message import _MessageSearch, _Window
-from .pattern import Pattern
+from .pattern import Matcher, Pattern
 from .records import ArtifactEvent, MessageHit, _Located
 from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
@@ -209,7 +209,7 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
                                  max_line_bytes)
 
 
-def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: re.Pattern[str], limit: int | None,
+def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matcher, limit: int | None,
                      cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
     size = source_size(handle)
     head = read_range(handle, min(size, 1 << 16), 0)

@@ -1,0 +1,281 @@
+"""Where a path becomes an agent's dialect, and ``ls``/``verify``/``grep`` on a tree dsh did not write.
+
+:func:`choose` runs once after parsing: ``--agent NAME`` forces a dialect, ``--logs`` or an
+``s3://`` root means dsh, otherwise the tree's layout decides (spillscope.dialects.detect).
+dsh keeps its own commands (inspect_cmds.py, grep.py) unchanged; any other agent gets the
+commands below, which print the same JSON shape (``verify --json``: ``summary``,
+``findings[].code/path/line``, ``failOn``, ``notices.found/checked``, ``ok``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+from ..format import count, human_age, human_size
+from ...dialects import DialectError, detect, get
+from ...dialects.base import Options, Report
+from ...storage import UnsupportedRoot, open_storage
+from ...inspect.findings import SEVERITY_RANK, Finding
+from ...util.text import visible
+from .args import NOTHING_CHECKED_STATUS, UsageError
+from .output import Chunked, cell, write_json, write_json_members
+
+#: The commands that take a tree (the rest take a file, or write one).
+_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "watch", "tui", "serve")
+
+
+def choose(args: argparse.Namespace) -> None:
+    """Pick the dialect for ``args.root`` and, for an agent other than dsh, its command."""
+    if args.command not in _TREE_COMMANDS:
+        return
+    name = getattr(args, "agent", None)
+    root = args.root
+    try:
+        store = open_storage(root)
+    except UnsupportedRoot:
+        return  # the command's own open_root refuses it, by name
+    try:
+        if name is not None:
+            dialect = get(name)
+        elif getattr(args, "logs", None) is not None or store.tree is None or not _listable(root):
+            # dsh's own commands (an object store is dsh's), and their own errors for a
+            # missing or unreadable root
+            return
+        else:
+            dialect = detect(root)
+    except DialectError as exc:
+        if args.command in ("prune", "watch") and name is None:
+            return  # dsh's prune: it deletes only in trusted session-<12 hex> dirs, refusing the rest
+        raise UsageError(str(exc)) from None
+    args.dialect = dialect
+    if dialect.name == "dsh":
+        return
+    if not os.path.isdir(root):
+        raise UsageError(f"{root}: not a directory")
+    if args.command == "serve":
+        raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
+                         f"`spillscope ls|verify|grep {root}` for {dialect.title}")
+    args.func = {"tui": cmd_tui, "watch": cmd_watch, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
+
+
+def _listable(root: str) -> bool:
+    try:
+        with os.scandir(root):
+            return True
+    except OSError:
+        return False
+
+
+def _inspect(args: argparse.Namespace) -> Report:
+    report: Report = args.dialect.inspect(args.root, Options(now=time.time(),
+                                                             retention_seconds=getattr(args, "retention", None)))
+    return report
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    report = _inspect(args)
+    notices = report.notices()
+    failing = [f for f in report.findings if f.code in args.fail_on]
+    # A verify that compared no notice must not pass (dsh's rule and exit status, 3):
+    # notices none of which could be checked, transcripts without a notice, or a forced
+    # --agent on a tree where that agent left nothing at all. Failing findings come first.
+    none_checked = notices["nothingChecked"] is not None
+    status = 1 if failing else NOTHING_CHECKED_STATUS if none_checked else 0
+    args.exit_status = status
+    if args.json:
+        write_json_members(out, {"agent": report.dialect, "summary": report.summary(),
+                                 "findings": Chunked(report.findings, Finding.to_json), "failOn": sorted(args.fail_on),
+                                 "notices": notices, "retention": _retention_json(report), "ok": status == 0})
+        return status
+    out.write(f"verified {cell(report.tree)} ({cell(args.dialect.title)}): {count(len(report.files), 'spill file')}, "
+              f"{count(len(report.transcripts), 'transcript')}, {count(notices['found'], 'notice')} found, "
+              f"{notices['checked']} checked, {count(len(report.findings), 'finding')}\n")
+    for f in sorted(report.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
+        out.write(f"{f.severity:<7} {f.code:<20} {cell(f.where)}\n        {cell(f.detail)}\n")
+        if f.locator and f.locator != f.path:
+            out.write(f"        file: {cell(f.locator)}\n")
+    by_status: dict[str, int] = {}
+    for k in report.links:
+        by_status[k.status] = by_status.get(k.status, 0) + 1
+    if by_status:
+        out.write("links: " + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) + "\n")
+    if report.retention is not None:
+        out.write(f"retention: {cell(report.retention.source)}: {count(len(report.past_retention), 'file')} past it "
+                  f"({cell(report.retention.scope)})\n")
+    verdict = "FAIL" if failing else "NOTHING CHECKED"
+    if not (report.files or report.transcripts):
+        out.write(f"{verdict}: no {cell(args.dialect.title)} transcript or spill file here\n")
+    elif none_checked and not notices["found"]:
+        out.write(f"{verdict}: the {count(len(report.transcripts), 'transcript')} hold no spill notice\n")
+    elif none_checked:
+        out.write(f"{verdict}: none of the {count(notices['found'], 'notice')} could be checked\n")
+    else:
+        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
+    return status
+
+
+def _retention_json(report: Report) -> dict[str, Any] | None:
+    rule = report.retention
+    if rule is None:
+        return None
+    return {"seconds": rule.seconds, "source": rule.source, "scope": rule.scope, "pastRetention": len(report.past_retention)}
+
+
+def listing(report: Report, now: float) -> dict[str, Any]:
+    """The ``ls --json`` shape of dsh (sessions → artifacts with findings), for any agent."""
+    codes: dict[str, set[str]] = {}
+    for f in report.findings:
+        for where in (f.path, f.locator):
+            if where is not None:
+                codes.setdefault(where, set()).add(f.code)
+    links = report.status_of()
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for s in report.files:
+        link = links.get(s.path)
+        sessions.setdefault(s.session or "", []).append({
+            "name": s.name, "path": s.path, "kind": "tool-output", "size": s.size, "mtime": s.mtime,
+            "ageSeconds": round(now - s.mtime, 3), "mode": f"{s.mode:04o}", "symlink": s.is_symlink,
+            "status": link.status if link else "orphan", "notice": None if link is None else
+            {"transcript": link.transcript, "line": link.line, "form": link.form, "checks": list(link.checks)},
+            "findings": sorted(codes.get(s.path, ()))})
+    out = []
+    for sid, arts in sessions.items():
+        dirs = {os.path.dirname(os.path.dirname(a["path"])) for a in arts}
+        path = dirs.pop() if len(dirs) == 1 else None
+        out.append({"dir": os.path.basename(path) if path else sid, "path": path, "sessionId": sid or None,
+                    "mode": None, "artifactCount": len(arts), "findings": sorted(codes.get(path or "", ())),
+                    "artifacts": arts})
+    return {"root": report.tree, "agent": report.dialect, "sessions": out,
+            "findings": [f.to_json() for f in report.findings], "summary": report.summary()}
+
+
+def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    now = time.time()
+    data = listing(_inspect(args), now)
+    if args.json:
+        write_json(out, data)
+        return 0
+    total = sum(s["artifactCount"] for s in data["sessions"])
+    out.write(f"{cell(data['root'])} ({cell(args.dialect.title)})  ({count(len(data['sessions']), 'session')}, "
+              f"{count(total, 'spill file')})\n")
+    for s in data["sessions"]:
+        badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
+        out.write(f"\n{cell(s['path'] or s['dir'])}  {count(s['artifactCount'], 'spill file')}{cell(badge)}\n")
+        for a in s["artifacts"]:
+            badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
+            out.write(f"  {cell(a['status']):<10} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  "
+                      f"{cell(a['name'])}{cell(badge)}\n")
+    listed = {a["path"] for s in data["sessions"] for a in s["artifacts"]}
+    others = [f for f in data["findings"] if f["path"] not in listed]
+    if others:
+        out.write("\nOther findings:\n")
+        for f in others:
+            where = f["path"] if f["line"] is None else f"{f['path']}:{f['line']}"
+            out.write(f"  {f['severity']:<7} {f['code']:<20} {cell(where or '')}  {cell(f['detail'])}\n")
+    return 0
+
+
+def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
+    from ...dialects.search import TextHit, search_tree
+    from ...inspect.scan.listing import ascii_json
+    from ...inspect.search.pattern import Pattern, PatternError
+    from .adapters import pattern_text
+
+    # The grep conveniences are the dsh search's so far: refused by name, never ignored.
+    dsh_only = [flag for flag, given in (("-n", args.line_number), ("-C", args.context), ("-l", args.files_with_matches),
+                                         ("-c", args.count), ("--session", args.session), ("--kind", args.kind)) if given]
+    if dsh_only:
+        raise UsageError(f"grep {' '.join(dsh_only)}: not supported yet for {args.dialect.title} trees (dsh roots only)")
+    try:
+        compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
+    except PatternError as exc:
+        raise UsageError(str(exc)) from None
+    hits = 0
+    for ev in search_tree(args.dialect, args.root, compiled, max_count=args.max_count):
+        if isinstance(ev, Finding):
+            sys.stderr.write(f"spillscope grep: {ev.code}: {visible(ev.where, one_line=True)}: "
+                             f"{visible(ev.detail, one_line=True)}\n")
+            continue
+        assert isinstance(ev, TextHit)
+        hits += 1
+        if args.json:
+            out.write(ascii_json(ev.to_json()) + "\n")
+        else:
+            where = ev.path if ev.line is None else f"{ev.path}:{ev.line} {ev.field}"
+            ctx = "".join(visible(t, one_line=True).replace("\n", "↵").replace("\t", "→")
+                          for t in (ev.before, "[[", ev.match, "]]", ev.after))
+            out.write(f"{visible(where, one_line=True)}: {ev.kind} cp {ev.start}-{ev.end}\n    {ctx}\n")
+    out.flush()
+    return 0 if hits else 1
+
+
+def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
+    """The agent's own sweep rule, keeping what a recent transcript names; a dry run unless --apply."""
+    from ...dialects.prune import apply, plan
+
+    now = time.time()
+    keep = args.keep_active if args.keep_active is not None else 24 * 3600.0
+    result = plan(args.dialect, args.root, now=now, older_than=args.older_than, keep_active=keep)
+    if args.apply:
+        apply(result, now)
+    rule = result.report.retention
+    data = {"agent": result.report.dialect, "root": result.report.tree, "applied": bool(args.apply),
+            "rule": None if rule is None else {"seconds": rule.seconds, "source": rule.source, "scope": rule.scope},
+            "olderThanSeconds": result.cutoff_seconds, "keepActiveSeconds": keep,
+            "candidates": [{"path": f.path, "size": f.size, "mtime": f.mtime} for f in result.delete],
+            "deleted": result.deleted, "kept": [{"path": p, "reason": r} for p, r in result.kept.items()],
+            "errors": [{"path": p, "error": e} for p, e in result.errors.items()]}
+    if args.json:
+        write_json(out, data)
+    else:
+        what = "deleted" if args.apply else "would delete"
+        source = rule.source if rule is not None and args.older_than is None else f"--older-than {args.older_than:g} s"
+        out.write(f"prune {cell(result.report.tree)} ({cell(args.dialect.title)}): {cell(source)}; keeping what a "
+                  f"transcript written within {human_age(keep)} names\n")
+        for f in result.delete:
+            if not args.apply or f.path in result.deleted:
+                out.write(f"  {what} {human_size(f.size):>10}  {cell(f.path)}\n")
+        for p, r in result.kept.items():
+            out.write(f"  kept  {cell(p)}: {cell(r)}\n")
+        for p, e in result.errors.items():
+            out.write(f"  ERROR {cell(p)}: {cell(e)}\n")
+        n = len(result.deleted) if args.apply else len(result.delete)
+        out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
+    return 1 if result.errors else 0
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    from ..tui.agent_app import AgentApp
+
+    AgentApp(args.dialect, args.root).run()
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
+    """One line per added, modified or deleted spill file or transcript, until SIGINT/SIGTERM."""
+    import json
+    import threading
+
+    from ...dialects.watch import poll
+    from .watch import stop_on_signals, utc_stamp
+
+    stop = threading.Event()
+    restore = stop_on_signals(stop)
+    try:
+        for batch in poll(args.dialect, args.root, stop=stop, initial=args.initial):
+            stamp = utc_stamp(time.time())
+            for ch in batch:
+                if args.json:
+                    out.write(json.dumps({"time": stamp, "agent": args.dialect.name, **ch.to_json()},
+                                         ensure_ascii=True) + "\n")
+                else:
+                    out.write(f"{stamp}  {ch.event:<9} {ch.kind:<11} {cell(ch.path)}\n")
+            out.flush()
+    finally:
+        stop.set()
+        restore()
+    return 0
