@@ -167,6 +167,7 @@ def main() -> int:
     shots = [(name, view, SIZE) for name, view in VIEWS.items()]
     # A small terminal too: the preview stacks above its notice.
     shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
+    shots.append(("stats-80x24", VIEWS["stats"], (80, 24)))  # the charts on a small terminal
     svgs = [asyncio.run(shoot(name, view, size)) for name, view, size in shots]
     for svg in svgs:
         fix_text_lengths(svg)

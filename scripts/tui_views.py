@@ -139,11 +139,25 @@ async def search_all_view(pilot) -> None:
     await pilot.pause(0.2)
 
 
+async def stats_view(pilot) -> None:
+    """The stats screen (`t`): totals, the next sweep, and its three charts."""
+    from spillscope.frontends.tui.stats import StatsScreen
+
+    await _loaded(pilot)
+    await pilot.press("t")
+    for _ in range(300):
+        if isinstance(pilot.app.screen, StatsScreen) and pilot.app.screen.counts:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause(0.2)
+
+
 VIEWS: dict[str, Callable[..., Awaitable[None]]] = {
     "tree": tree_view,
     "reference": reference_view,
     "reader-search": reader_search_view,
     "expired-locator": expired_view,
+    "stats": stats_view,
 }
 #: Views only the snapshot tests check (they show states, not features).
 TEST_VIEWS: dict[str, Callable[..., Awaitable[None]]] = {**VIEWS, "help": help_view, "search-all": search_all_view}

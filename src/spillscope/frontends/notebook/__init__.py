@@ -15,7 +15,8 @@ from .reference import Reference
 from .render import esc
 from .search import SearchResults
 from .session import Session
+from .stats import StatsView
 from .transcript import COLLAPSE_CHARS, TranscriptView
 
-__all__ = ["COLLAPSE_CHARS", "AgentInspector", "Findings", "Inspector", "Reference", "SearchResults", "Session", "SpillView",
+__all__ = ["COLLAPSE_CHARS", "AgentInspector", "Findings", "Inspector", "Reference", "SearchResults", "Session", "SpillView", "StatsView",
            "TranscriptView", "esc", "open"]
