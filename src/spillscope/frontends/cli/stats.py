@@ -73,10 +73,22 @@ def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def write_csv(table: Table, out: TextIO) -> None:
-    """One table as RFC 4180 CSV: a header row, then a row per record (``None`` empty)."""
+    """One table as RFC 4180 CSV: a header row, then a row per record (``None`` empty).
+
+    Values are exact (the csv module quotes commas, quotes and line breaks), except on a
+    terminal, where text is made inert as every human output is: an escape sequence in a
+    session id or a project path must not drive the terminal that shows it."""
     w = csv.writer(out, lineterminator="\r\n")
     w.writerow(table.columns)
-    w.writerows(["" if v is None else v for v in row] for row in table.rows)
+    inert = _isatty(out)
+    w.writerows(["" if v is None else cell(v) if inert and isinstance(v, str) else v for v in row] for row in table.rows)
+
+
+def _isatty(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _grid(out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> None:
