@@ -391,3 +391,11 @@ def test_csv_keeps_hostile_text_exact_in_a_pipe_and_inert_on_a_terminal(tmp_path
     child.wait(timeout=60)
     os.close(main_fd)
     assert b"\x1b" not in out and "␛[31mred".encode() in out
+
+
+def test_ls_narrowing_on_another_agents_tree_is_refused_not_ignored():
+    projects = Path(__file__).parent / "fixtures" / "claude" / "projects"
+    for args in (["--sort", "size"], ["--older-than", "7d"], ["--finding", "orphan-artifact"]):
+        proc = run("ls", str(projects), *args)
+        assert proc.returncode == 2 and "for dsh roots only" in proc.stderr, args
+    assert run("ls", str(projects)).returncode == 0
