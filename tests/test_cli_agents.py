@@ -164,3 +164,29 @@ def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) 
     assert args.func is agents.cmd_tui and args.dialect.name == "claude"
     proc = run("serve", str(projects))
     assert proc.returncode == 2 and b"serve reads dsh spill roots only" in proc.stderr
+
+
+def test_watch_reports_an_agents_spill_files_and_transcripts(tmp_path: Path) -> None:
+    import signal
+
+    from test_watch import WatchProcess
+
+    tree = tmp_path / "projects"
+    shutil.copytree(FIXTURES / "wsd-dev-02-20260119-142117", tree / "p")
+    (spill,) = tree.glob("p/*/tool-results/*")
+    (log,) = tree.glob("p/*.jsonl")
+    watch = WatchProcess(tree, "--initial")
+    try:
+        first = watch.wait_for(lambda e: e["path"] == str(spill))
+        assert first["event"] == "added" and first["kind"] == "spill" and first["agent"] == "claude"
+        new = spill.with_name("toolu_01NewSpill.txt")
+        new.write_text("fresh output\n")
+        assert watch.wait_for(lambda e: e["path"] == str(new))["event"] == "added"
+        with open(log, "a") as f:
+            f.write("{}\n")
+        ev = watch.wait_for(lambda e: e["path"] == str(log) and e["event"] == "modified")
+        assert ev["kind"] == "transcript"
+        new.unlink()
+        assert watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")["size"] is None
+    finally:
+        assert watch.stop(signal.SIGINT) == 0

@@ -73,6 +73,9 @@ def test_real_sessions_every_spill_file_linked_and_verified(projects: Path) -> N
 def test_detected_as_claude_from_the_projects_dir_and_one_project(projects: Path) -> None:
     assert detect(str(projects)).name == "claude"
     assert detect(str(projects / "wsd-dev-02-20260119-142117")).name == "claude"
+    # ~/.claude itself: its projects dir is read (projects here is a copy named "projects").
+    home = projects.parent
+    assert detect(str(home)).name == "claude" and len(_inspect(home).files) == 20
 
 
 def test_nothing_matches_is_a_clear_error(tmp_path: Path) -> None:

@@ -176,6 +176,33 @@ class Dialect(ABC):
         return iter(())
 
 
+class LayoutDialect(Dialect):
+    """A dialect whose rules live in its package's ``layout`` module, imported when first used
+    (detecting a dsh root costs no other agent's code): ``detect(tree) -> float``,
+    ``inspect_tree(tree, options) -> Report``, ``retention_rule(tree)`` and ``texts(tree)``."""
+
+    def _layout(self) -> Any:
+        import importlib
+
+        return importlib.import_module(f"{type(self).__module__}.layout")
+
+    def detect(self, tree: str) -> float:
+        score: float = self._layout().detect(tree)
+        return score
+
+    def inspect(self, tree: str, options: Options) -> Report:
+        report: Report = self._layout().inspect_tree(tree, options)
+        return report
+
+    def retention(self, tree: str) -> RetentionRule | None:
+        rule: RetentionRule | None = self._layout().retention_rule(tree)
+        return rule
+
+    def texts(self, tree: str) -> Iterator[tuple[str, str]]:
+        texts: Iterator[tuple[str, str]] = self._layout().texts(tree)
+        return texts
+
+
 def lstat_file(path: str, session: str | None) -> SpillFile | None:
     """A :class:`SpillFile` from ``lstat`` (None if it vanished)."""
     import stat as _stat

@@ -41,6 +41,17 @@ def project_dirs(tree: str) -> list[str]:
         return []
 
 
+def detect(tree: str) -> float:
+    return 0.9 if project_dirs(tree) else 0.0
+
+
+def texts(tree: str) -> Iterator[tuple[str, str]]:
+    for p in project_dirs(tree):
+        layout = scan(p)
+        yield from ((f.path, "spill") for f in layout.files if f.is_regular)
+        yield from ((t.path, "transcript") for t in layout.transcripts if t.path.endswith(".jsonl"))
+
+
 def scan(project: str) -> Layout:
     layout = Layout()
     spill_dir = os.path.join(project, TOOL_OUTPUTS)

@@ -42,6 +42,21 @@ def data_dir(tree: str) -> str | None:
     return None
 
 
+def detect(tree: str) -> float:
+    return 0.9 if data_dir(tree) is not None else 0.0
+
+
+def retention_rule(tree: str) -> RetentionRule:
+    return RULE
+
+
+def texts(tree: str) -> Iterator[tuple[str, str]]:
+    layout = scan(tree)
+    yield from ((f.path, "spill") for f in layout.files if f.is_regular)
+    # opencode.db is not JSON Lines: grep searches the spill files and the JSON parts.
+    yield from ((t.path, "transcript") for t in layout.transcripts if t.path.endswith(".json"))
+
+
 def scan(tree: str) -> Layout:
     layout = Layout()
     base = data_dir(tree)

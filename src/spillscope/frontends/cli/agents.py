@@ -24,7 +24,7 @@ from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
 #: The commands that take a tree (the rest take a file, or write one).
-_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "tui", "serve")
+_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "watch", "tui", "serve")
 
 
 def choose(args: argparse.Namespace) -> None:
@@ -41,7 +41,7 @@ def choose(args: argparse.Namespace) -> None:
         else:
             dialect = detect(root)
     except DialectError as exc:
-        if args.command == "prune" and name is None:
+        if args.command in ("prune", "watch") and name is None:
             return  # dsh's prune: it deletes only in trusted session-<12 hex> dirs, refusing the rest
         raise UsageError(str(exc)) from None
     args.dialect = dialect
@@ -52,7 +52,7 @@ def choose(args: argparse.Namespace) -> None:
     if args.command == "serve":
         raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
                          f"`spillscope ls|verify|grep {root}` for {dialect.title}")
-    args.func = {"tui": cmd_tui, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
+    args.func = {"tui": cmd_tui, "watch": cmd_watch, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
 
 
 def _listable(root: str) -> bool:
@@ -250,4 +250,30 @@ def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     from ..tui.agent_app import AgentApp
 
     AgentApp(args.dialect, args.root).run()
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
+    """One line per added, modified or deleted spill file or transcript, until SIGINT/SIGTERM."""
+    import json
+    import threading
+
+    from ...dialects.watch import poll
+    from .watch import stop_on_signals, utc_stamp
+
+    stop = threading.Event()
+    restore = stop_on_signals(stop)
+    try:
+        for batch in poll(args.dialect, args.root, stop=stop, initial=args.initial):
+            stamp = utc_stamp(time.time())
+            for ch in batch:
+                if args.json:
+                    out.write(json.dumps({"time": stamp, "agent": args.dialect.name, **ch.to_json()},
+                                         ensure_ascii=True) + "\n")
+                else:
+                    out.write(f"{stamp}  {ch.event:<9} {ch.kind:<11} {cell(ch.path)}\n")
+            out.flush()
+    finally:
+        stop.set()
+        restore()
     return 0

@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("root", help="the spill root to follow (a path, or an s3:// URL: polled)")
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
     sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
+    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
     sp.set_defaults(func=cmd_watch)
 
     sp = sub.add_parser("demo", help="write the demo spill root and open it")
@@ -193,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
         # No abbreviated options: a script's `--log` must not change meaning when an
         # option starting with it is added; a slip gets a suggestion instead.
         parser.allow_abbrev = False
+    for choice in sub._choices_actions:
+        # `spillscope help CMD` (and `CMD --help`) says what CMD does, as the list does.
+        command = sub.choices[choice.dest]
+        command.description = command.description or choice.help
     return p
 
 

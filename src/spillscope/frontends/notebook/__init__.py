@@ -8,6 +8,7 @@ notebook package to import.
 
 from __future__ import annotations
 
+from .agent import AgentInspector, SpillView
 from .findings import Findings
 from .inspector import Inspector, open
 from .reference import Reference
@@ -17,5 +18,5 @@ from .session import Session
 from .stats import StatsView
 from .transcript import COLLAPSE_CHARS, TranscriptView
 
-__all__ = ["COLLAPSE_CHARS", "Findings", "Inspector", "Reference", "SearchResults", "Session", "StatsView",
+__all__ = ["COLLAPSE_CHARS", "AgentInspector", "Findings", "Inspector", "Reference", "SearchResults", "Session", "SpillView", "StatsView",
            "TranscriptView", "esc", "open"]
