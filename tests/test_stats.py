@@ -399,3 +399,12 @@ def test_ls_narrowing_on_another_agents_tree_is_refused_not_ignored():
         proc = run("ls", str(projects), *args)
         assert proc.returncode == 2 and "for dsh roots only" in proc.stderr, args
     assert run("ls", str(projects)).returncode == 0
+
+
+def test_a_zero_retention_disables_the_sweep_as_the_store_does(tmp_path):
+    root = tmp_path / "root"
+    plant(root / session_dir_name("z") / "000000000001-bash.txt", 90, 10)
+    data = json.loads(run("stats", str(root), "--retention", "0", "--json").stdout)
+    assert data["sweep"]["applies"] is False and data["sweep"]["files"] == 0 and "disables" in data["sweep"]["why"]
+    assert LocalSpillStore(root, cleanup_period_days=0).wait_for_cleanup() is None  # the store starts no sweep
+    assert json.loads(run("stats", str(root), "--json").stdout)["sweep"]["files"] == 1  # the default: 30 days

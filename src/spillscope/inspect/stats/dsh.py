@@ -283,6 +283,8 @@ def _dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None
         for log in iter_logs(logs, progress=progress):
             _fold_log(b, log, root, rebase, named)
     forecast = SweepForecast(root, retention_seconds, now)
+    if retention_seconds <= 0:  # the store's rule: cleanup_period_days 0 starts no sweep at all
+        forecast.applies, forecast.why = False, "a cleanup period of 0 disables the store's sweep"
     if is_remote(root):
         from ..s3root import scan_s3_root  # the S3 listing (imports the client lazily)
 
