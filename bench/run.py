@@ -71,7 +71,7 @@ def bench_transcript(tmp: Path, size: int) -> None:
                     orjson.loads(line)
 
     # What `spillscope cat PATH --json` runs, output thrown away.
-    args = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20)
+    args = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20, timeout=None)
     # The target's two sides alternate (best of 3 each), so a slow spell of the machine
     # lands on both rather than on one.
     base = cat = float("inf")

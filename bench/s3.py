@@ -101,8 +101,8 @@ def bench_cat(client, tmp: Path, size: int) -> None:
             if line[:1] == b'"':
                 orjson.loads(line)
 
-    args = argparse.Namespace(artifact=f"s3://{BUCKET}/{key}", json=True, message=None, raw=False, max_line_bytes=1 << 20)
-    local = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20)
+    args = argparse.Namespace(artifact=f"s3://{BUCKET}/{key}", json=True, message=None, raw=False, max_line_bytes=1 << 20, timeout=None)
+    local = argparse.Namespace(artifact=str(path), json=True, message=None, raw=False, max_line_bytes=1 << 20, timeout=None)
     base = cat = local_cat = float("inf")
     for _ in range(3):
         base = min(base, timed(baseline))

@@ -2,7 +2,8 @@
 
 Each case is one JSON object with an ``op``: ``retain`` (TextRetainer head/tail),
 ``policy`` (the tool spill replacement, with valid and invalid caps as JavaScript
-numbers), ``has`` (hasSpillNotice on notice variants), ``reference`` (session-reference
+numbers), ``sweep`` (the local backend's start-up sweep: ``cleanupPeriodDays`` as a JSON
+value — absent, ``null``, 0, whole days — over files of every age, in session dirs and not), ``has`` (hasSpillNotice on notice variants), ``reference`` (session-reference
 preparation: config and reference validation, retention, notices, saved transcripts) and
 ``scrub`` (the replay locator patterns). Texts mix BOMs at cut points, lone surrogates,
 astral and combining characters, CRLF and controls.
@@ -109,7 +110,24 @@ def ref_case(r):
     if r.random() < 0.15: config["maxReferences"] = r.choice(["0", "1", "2", "3", "4", "2.0", "1.5", "-1"])
     return {"op": "reference", "config": config, "target": "target", "refs": refs, "sessions": sessions}
 
+def sweep_case(r):
+    """One start-up sweep: the store's ``cleanupPeriodDays`` as JSON gives it, and files aged
+    around every period (never within a minute of a cutoff: the clock moves between the
+    planting and the sweep). The answer is the sorted ``dir/name`` list the sweep deleted."""
+    days = r.choice(["absent", None, None, 0, 1, 7, 30, 30, 45])
+    files = []
+    for i in range(r.randint(1, 6)):
+        age = r.choice([0.5, 2, 6, 8, 29, 31, 44, 46, 90]) + r.uniform(-0.4, 0.4)
+        files.append({"dir": r.choice(["session-c22bc3f1d2af", "session-0123456789ab", "not-a-session"]),
+                      "name": f"{i:012x}-bash.txt", "ageDays": round(age, 4)})
+    out = {"op": "sweep", "files": files}
+    if days != "absent":
+        out["cleanupPeriodDays"] = days
+    return out
+
 def case(r):
+    if r.random() < 0.08:
+        return sweep_case(r)
     if r.random() < 0.3:
         return {"op": "scrub", "text": scrub_text(r)}
     c = r.random()

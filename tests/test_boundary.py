@@ -23,7 +23,7 @@ FRONT_ENDS = ("spillscope.frontends", "spillscope.__main__")
 #: Top-level packages the core must never pull in (UI libraries and optional backends' clients).
 FORBIDDEN_TOP = ("textual", "rich", "boto3", "botocore", "aiobotocore", "obstore", "s3transfer", "IPython", "ipykernel")
 #: Modules that exist to reach an optional backend: they may import its client, and only they.
-OPTIONAL_BACKENDS = ("spillscope.spill.s3", "spillscope.inspect.s3root", "spillscope.inspect.watch.s3")
+OPTIONAL_BACKENDS = ("spillscope.spill.s3", "spillscope.storage.s3")
 
 
 def _is_front_end(name: str) -> bool:

@@ -190,7 +190,7 @@ def test_missing_extra_is_a_one_line_error(tmp_path):
 
 
 def test_the_inspector_client_refuses_writes_before_sending():
-    from spillscope.spill.s3 import ReadOnlyViolation, s3_client
+    from spillscope.storage.s3 import ReadOnlyViolation, s3_client
 
     client = s3_client("read")
     for call in (lambda: client.put_object(Bucket="b", Key="k", Body=b"x"), lambda: client.delete_object(Bucket="b", Key="k"),

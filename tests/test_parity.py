@@ -12,7 +12,10 @@ import asyncio
 import gzip
 import json
 import math
+import os
 import random
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,10 @@ from spillscope.reference.retention import truncate_with_notice
 from spillscope.formats.sessionlog import SessionCapture, SessionHeader
 from spillscope.spill import (RETRIEVAL_HINT, Locator, SaveTextSpill, SpillPolicy, SpillRef, SpillStore, has_spill_notice,
                               parse_spill_notice, retain_head_tail)
+from spillscope.spill.local import LocalSpillStore
 from spillscope.spill.replay import scrub_locators
+
+import parity_gen
 
 RECORDED = Path(__file__).parent / "fixtures" / "parity" / "reference-differential.jsonl.gz"
 FORK = ("(Omitted 5 bytes. Omitted 2 images. Full formatted result stored at: /r/f. "
@@ -76,6 +82,9 @@ async def run(case: dict[str, Any]) -> dict[str, Any]:
             return {"result": has_spill_notice(case["text"])}
         if op == "scrub":
             return {"result": scrub_locators(case["text"])}
+        if op == "sweep":
+            with tempfile.TemporaryDirectory() as where:
+                return sweep_answer(case, Path(where))
         if op == "policy":
             cap = case["capRaw"] if "capRaw" in case else js_number(case["cap"]) if "cap" in case else None
             store = MemoryStore(case["locator"])
@@ -102,6 +111,43 @@ async def run(case: dict[str, Any]) -> dict[str, Any]:
         return {"error": exc.code, "message": str(exc)}
     except ValueError as exc:
         return {"error": "Error", "message": str(exc)}
+
+
+def sweep_answer(case: dict[str, Any], where: Path) -> dict[str, Any]:
+    """What the start-up sweep of a store configured as ``case`` says deleted (parity_gen.sweep_case)."""
+    root, base = where / "root", where / "tmp"
+    root.mkdir(mode=0o700)
+    base.mkdir(mode=0o700)
+    now = time.time()
+    for f in case["files"]:
+        (root / f["dir"]).mkdir(mode=0o700, exist_ok=True)
+        path = root / f["dir"] / f["name"]
+        path.write_text("x")
+        os.utime(path, (now - f["ageDays"] * 86400,) * 2)
+    kwargs = {"cleanup_period_days": case["cleanupPeriodDays"]} if "cleanupPeriodDays" in case else {}
+    try:
+        LocalSpillStore(root, default_roots_base=base, **kwargs).wait_for_cleanup()
+    except (TypeError, ValueError) as exc:
+        return {"error": type(exc).__name__, "message": str(exc)}
+    return {"deleted": sorted(f"{f['dir']}/{f['name']}" for f in case["files"]
+                              if not (root / f["dir"] / f["name"]).exists())}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_null_cleanup_period_sweeps_as_the_default_30_days(seed: int) -> None:
+    """The reference reads ``cleanupPeriodDays ?? 30``: ``null`` sweeps with 30 days, as an
+    absent value does (issue 27 item 14: every null case differed, nothing else did)."""
+    r = random.Random(seed)
+    cases = [c for c in (parity_gen.sweep_case(r) for _ in range(60)) if "cleanupPeriodDays" in c
+             and c["cleanupPeriodDays"] is None]
+    assert cases
+    deleted = 0
+    for case in cases:
+        answers = [asyncio.run(run(c)) for c in (case, {**case, "cleanupPeriodDays": 30},
+                                                 {k: v for k, v in case.items() if k != "cleanupPeriodDays"})]
+        assert answers[0] == answers[1] == answers[2], (case, answers)
+        deleted += len(answers[0]["deleted"])
+    assert deleted  # the cases do reach past the cutoff
 
 
 def recorded() -> list[dict[str, Any]]:

@@ -235,11 +235,11 @@ def test_refusals_delete_nothing(tmp_path, root):
         ((str(link),), "is a symlink"),
         ((str(not_root),), "holds no session-<12 hex> directory"),
         ((str(root / session_dir_name("a")),), "this is a session dir"),
-        ((str(tmp_path / "missing"),), "No such file"),
+        ((str(tmp_path / "missing"),), "missing: does not exist"),
         ((str(old),), "not a directory"),
         ((str(root), "--older-than", "0"), "--older-than must be more than 0"),
         ((str(root), "--keep-active", "1h"), "--keep-active needs --logs"),
-        ((str(root), "--logs", str(tmp_path / "nope")), "not a directory"),
+        ((str(root), "--logs", str(tmp_path / "nope")), "nope: does not exist"),
         ((str(root), "--older-than", "soon"), "invalid duration"),
     ]
     for args, message in cases:

@@ -235,8 +235,8 @@ def test_orphans_and_findings_by_code(tree):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["/nonexistent/root"], "not a directory"),
-    (["{root}", "--logs", "/nonexistent/logs"], "not a directory"),
+    (["/nonexistent/root"], "root: does not exist"),
+    (["{root}", "--logs", "/nonexistent/logs"], "logs: does not exist"),
     (["{root}", "--json", "--csv"], "choose one"),
     (["{root}", "--table", "nope"], "invalid choice"),
     (["{root}", "--top", "0"], "must be 1 or more"),

@@ -12,7 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from ..util.fs import open_regular
+from ..storage.local import open_regular
 from ..util.text import js_utf8
 
 

@@ -174,7 +174,7 @@ def lstat_dir(layout: Layout, path: str, session: str | None, note: str) -> None
     """Every entry of the spill dir ``path`` into ``layout`` (files, symlinks reported, the rest findings)."""
     import stat
 
-    from ..util.fs import file_type
+    from ..storage.local import file_type
 
     try:
         with os.scandir(path) as it:
@@ -270,7 +270,7 @@ def _newlines(buf: "mmap.mmap", start: int, end: int, piece: int = 1 << 24) -> i
 
 def open_transcript(t: Transcript, findings: list[Finding]) -> BinaryIO | None:
     """A transcript opened without following a symlink, or None and an ``unreadable`` finding."""
-    from ..util.fs import open_regular
+    from ..storage.local import open_regular
 
     try:
         return os.fdopen(open_regular(t.path), "rb")

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from ..inspect.findings import Finding, finding
 from ..inspect.search.pattern import Matcher
-from ..util.fs import open_regular
+from ..storage.local import open_regular
 from ..util.text import loads_exact
 from .base import Dialect
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Union
 
-from ..util.fs import file_type, open_regular
+from ..storage.local import file_type, open_regular
 from ..util.text import loads_exact
 from .linebuf import LineReader, is_blank
 

@@ -34,7 +34,11 @@ def is_expired(mtime_ns: int, cutoff: float) -> bool:
 
 
 def validate_period_days(days: object) -> int:
-    """``cleanupPeriodDays``: a whole number of days, 0 or more (0 disables the sweep)."""
+    """``cleanupPeriodDays``: a whole number of days, 0 or more (0 disables the sweep).
+    ``None`` is the default (30), as the reference's ``cleanupPeriodDays ?? 30`` reads a
+    JSON ``null`` — it sweeps, it does not refuse and it does not disable."""
+    if days is None:
+        return DEFAULT_CLEANUP_PERIOD_DAYS
     if isinstance(days, bool) or not isinstance(days, (int, float)):
         raise TypeError(f"cleanup_period_days must be a number, not {type(days).__name__}")
     if days != days or days < 0 or days != int(days):

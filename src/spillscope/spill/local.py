@@ -79,10 +79,11 @@ class LocalSpillStore(SpillStore):
     """Spill files under ``root`` (or a lazily created private ``dsh-spill-XXXXXX`` temp dir)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *, random_prefix: Callable[[], str] | None = None,
-                 cleanup_period_days: int = DEFAULT_CLEANUP_PERIOD_DAYS, warn: WarnFn | None = None,
+                 cleanup_period_days: int | None = DEFAULT_CLEANUP_PERIOD_DAYS, warn: WarnFn | None = None,
                  default_roots_base: str | os.PathLike[str] | None = None) -> None:
         """``cleanup_period_days``: files older than this are deleted by the start-up sweep
-        (default 30; 0 disables it). ``warn`` receives the sweep's contained failures (default:
+        (default 30, and ``None`` means the default, as the reference's ``null`` does; 0
+        disables it). ``warn`` receives the sweep's contained failures (default:
         the ``spillscope.spill.local`` logger). ``default_roots_base`` is where prior default
         roots are discovered (default: the temp dir), for tests and sandboxes."""
         # ``random_prefix`` exists for reproducible demos and tests; real use keeps the default.

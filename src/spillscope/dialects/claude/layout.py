@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass, field
 
 from ...inspect.findings import Finding, finding
-from ...util.fs import file_type
+from ...storage.local import file_type
 from ..base import SpillFile, Transcript
 
 SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")

@@ -2,7 +2,7 @@
 
 The dsh inspector (scan, logs, link, verify, search, watch) stays where it is; this adapter
 only answers the seam's questions with it: a tree with ``session-<12 hex>`` dirs (or an
-``s3://`` URL, whose kind :mod:`spillscope.util.fs` decides) is dsh's, and an inspection is
+``s3://`` URL, whose kind :func:`spillscope.storage.open_storage` decides) is dsh's, and an inspection is
 :func:`spillscope.inspect.verify.inspection.inspect_root`'s, its links re-stated as :class:`Link` records.
 """
 
@@ -27,9 +27,13 @@ class DshDialect(Dialect):
     usual_path = "a spill root of session-<12 hex> dirs (+ --logs DIR)"
 
     def detect(self, tree: str) -> float:
-        from ...util.fs import is_remote
+        from ...storage import UnsupportedRoot, open_storage
 
-        if is_remote(tree):
+        try:
+            store = open_storage(tree)
+        except UnsupportedRoot:
+            return 0.0
+        if store.tree is None:
             return 0.5  # only dsh spills to an object store
         try:
             with os.scandir(tree) as it:

@@ -18,7 +18,7 @@ from typing import BinaryIO, Iterator
 import orjson
 
 from ...util import native
-from ...util.fs import is_remote, open_reader, open_sized
+from ...storage import Storage, open_storage
 from ...util.text import has_surrogates, js_normalize, loads_exact, utf8_len
 from .layout import DEFAULT_MAX_LINE_BYTES, FRAGMENT_CODE_POINTS, ROLES
 from .reader import iter_transcript
@@ -118,7 +118,11 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
     file and resumes at that line (so every error and its location are the parser's)."""
     events = iter_transcript(stream, name=path, max_line_bytes=max_line_bytes)
     nat = native.NATIVE
-    if nat is None or is_remote(path):
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation: an object store's stream, no descriptor
+        nat = None
+    if nat is None:
         yield from events
         return
     first: MessageStart | None = None
@@ -130,7 +134,6 @@ def _events(stream: BinaryIO, path: str, max_line_bytes: int) -> Iterator[Event 
     if first is None:
         return
     events.close()  # type: ignore[attr-defined]  # a generator: the scanner owns the file now
-    fd = stream.fileno()
     size = os.fstat(fd).st_size
     buf = bytearray(NATIVE_CHUNK)
     view = memoryview(buf)
@@ -270,13 +273,15 @@ class TranscriptIndex:
     ready at once); :meth:`advance` continues — from a worker thread if wanted — and
     :meth:`read` indexes on demand up to what it needs. :meth:`build` does it all."""
 
-    def __init__(self, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+    def __init__(self, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, storage: Storage | None = None) -> None:
         self.path = path
+        #: Where the file lies (its root's store, or the one its path names).
+        self.storage = storage if storage is not None else open_storage(path)
         self.max_line_bytes = max_line_bytes
         self.metadata: TranscriptMetadata | None = None
         self.messages: list[MessageIndex] = []
         self.incomplete: Incomplete | None = None
-        stream, self.size = open_sized(path)  # one open (one GET on S3) for both
+        stream, self.size = self.storage.open_sized(path)  # one open (one GET on S3) for both
         self.done = False
         self.indexed_bytes = 0
         self._events = _closing(stream, _events(stream, path, max_line_bytes))
@@ -287,12 +292,12 @@ class TranscriptIndex:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, first_code_points: int = 1 << 17,
-             max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
+             max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, storage: Storage | None = None) -> TranscriptIndex:
         """Index the metadata and the start of message 1 (at least ``first_code_points``).
 
         Raises :class:`TranscriptError` only when nothing is readable; a later error is
         kept in :attr:`error` (and raised by the :meth:`advance` that meets it)."""
-        index = cls(os.fspath(path), max_line_bytes)
+        index = cls(os.fspath(path), max_line_bytes, storage)
         index.ensure(1, first_code_points)
         if index.size <= OPEN_WHOLE_BYTES:
             index.ensure(None)  # a small transcript: indexed whole at once
@@ -304,8 +309,9 @@ class TranscriptIndex:
         return index
 
     @classmethod
-    def build(cls, path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TranscriptIndex:
-        index = cls.open(path, first_code_points=0, max_line_bytes=max_line_bytes)
+    def build(cls, path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+              storage: Storage | None = None) -> TranscriptIndex:
+        index = cls.open(path, first_code_points=0, max_line_bytes=max_line_bytes, storage=storage)
         while not index.advance():
             pass
         if index.error is not None:  # met while opening
@@ -395,7 +401,7 @@ class TranscriptIndex:
     def _fragments_from(self, msg: MessageIndex, cp_index: int) -> Iterator[str]:
         """Decoded fragments of ``msg`` from checkpoint ``cp_index`` on, read with ``pread``."""
         offset = msg.checkpoints[4 * cp_index]
-        reader = open_reader(self.path)
+        reader = self.storage.open_reader(self.path)
         try:
             pending = b""
             while offset < msg.end:

@@ -12,7 +12,7 @@ import io
 import os
 from typing import BinaryIO, Iterator, Union
 
-from ...util.fs import open_stream, read_head
+from ...storage import open_stream, read_head
 from ...util.text import js_normalize, js_utf8
 from .layout import DEFAULT_MAX_LINE_BYTES, TITLE_LINE
 from .parser import _Parser

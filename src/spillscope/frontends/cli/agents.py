@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ..format import count, human_age, human_size
 from ...dialects import DialectError, detect, get
 from ...dialects.base import Options, Report
+from ...storage import UnsupportedRoot, open_storage
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...util.text import visible
 from .args import NOTHING_CHECKED_STATUS, UsageError
@@ -34,10 +35,16 @@ def choose(args: argparse.Namespace) -> None:
     name = getattr(args, "agent", None)
     root = args.root
     try:
+        store = open_storage(root)
+    except UnsupportedRoot:
+        return  # the command's own open_root refuses it, by name
+    try:
         if name is not None:
             dialect = get(name)
-        elif getattr(args, "logs", None) is not None or root.startswith("s3://") or not _listable(root):
-            return  # dsh's own commands, and their own errors for a missing or unreadable root
+        elif getattr(args, "logs", None) is not None or store.tree is None or not _listable(root):
+            # dsh's own commands (an object store is dsh's), and their own errors for a
+            # missing or unreadable root
+            return
         else:
             dialect = detect(root)
     except DialectError as exc:

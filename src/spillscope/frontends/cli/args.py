@@ -1,5 +1,10 @@
 """The command line's argument types and checks: durations, counts, ports, ``--fail-on`` and roots.
 
+A root argument becomes a :class:`~spillscope.storage.Storage` here (:func:`open_root`), through
+the one registry that decides what a path or URL is; what takes local directories only is
+:data:`LOCAL_ONLY`, so a command that cannot take a URL refuses it by name instead of reading
+it as a local path.
+
 Separate so the parser (main.py) and every command share one definition of a valid value
 and one ``UsageError`` (exit 2).
 """
@@ -8,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
 from ...inspect.findings import CODES, SEVERITY_RANK
+from ...storage import Storage, UnsupportedRoot, open_storage, set_request_timeout
+from ...storage.local import directory_problem
 
 
 class UsageError(Exception):
@@ -90,13 +96,60 @@ def finding_code(text: str) -> str:
     return text
 
 
-def check_root(root: str) -> None:
-    """A usage error unless ``root`` is a directory or a reachable ``s3://bucket/prefix``."""
-    if root.startswith("s3://"):
-        from ...inspect.s3root import check_root
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds: {text!r}")
+    return value
 
-        problem = check_root(root)
-        if problem is not None:
-            raise UsageError(problem)
-    elif not Path(root).is_dir():
-        raise UsageError(f"{root}: not a directory")
+
+def add_timeout(sp: argparse.ArgumentParser) -> None:
+    """``--timeout SECONDS``, on every command that takes an S3 root."""
+    sp.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                    help="give up on an s3:// request unanswered this long, retry included "
+                         "(default 15, or SPILLSCOPE_S3_TIMEOUT)")
+
+
+#: What takes a local directory only; every other command reads any registered store.
+#: prune deletes what the local sweep may delete (the S3 backend has no sweep of its own to
+#: mirror), demo writes a directory, and session logs are local files.
+LOCAL_ONLY = frozenset({"prune", "demo", "--logs"})
+
+
+def open_root(text: str, command: str, *, timeout: float | None = None, check: bool = True) -> Storage:
+    """The store ``text`` names, for ``command`` (a usage error, exit 2, for a scheme the
+    command does not take or a malformed one); with ``check``, also unless it can be
+    inspected now (a directory; a reachable bucket). ``timeout`` (``--timeout``) bounds
+    every remote request from now on."""
+    try:
+        if timeout is not None:
+            set_request_timeout(timeout)
+        store = open_storage(text, command=command, supports=("local",) if command in LOCAL_ONLY else None)
+    except (UnsupportedRoot, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if check:
+        require_usable(store)
+    return store
+
+
+def require_usable(store: Storage) -> None:
+    """A usage error unless the root can be inspected now (a directory; a reachable bucket)."""
+    problem = store.problem()
+    if problem is not None:
+        raise UsageError(str(problem))
+
+
+def check_logs(text: str | None) -> None:
+    """A usage error unless ``--logs`` is a local directory (a URL is refused by name)."""
+    if text is not None:
+        open_root(text, "--logs")
+
+
+def check_directory(text: str) -> None:
+    """A usage error unless ``text`` is a directory (the same words as for a root)."""
+    problem = directory_problem(text)
+    if problem is not None:
+        raise UsageError(str(problem))

@@ -20,7 +20,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from ..format import count
-from ...util.fs import CheckedStream, read_head
+from ...storage import read_head
+from ...storage.checked import CheckedStream
 from ...util.text import js_utf8, lone_surrogate_count, shown_count, visible
 from ...inspect.scan.listing import ascii_json
 from ...inspect.scan.tree import classify_name

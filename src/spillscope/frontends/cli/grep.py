@@ -20,7 +20,7 @@ from ...inspect.search.lines import HitLines, tool_output_lines, transcript_line
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, search_root
-from .args import UsageError, check_root
+from .args import UsageError, check_logs, open_root
 
 
 class GrepError(Exception):
@@ -92,13 +92,12 @@ def _by_artifact(events: Iterator[SearchHit | Finding]) -> Iterator[Finding | li
 def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | None = None, rebase: str | None = None,
          as_json: bool = False, max_count: int | None = None, mode: str = "hits", line_number: bool = False,
          context: int = 0, color: str = "auto", sessions: Collection[str] | None = None,
-         kinds: Collection[str] | None = None) -> int:
+         kinds: Collection[str] | None = None, timeout: float | None = None) -> int:
     try:
-        check_root(root)  # a directory, or a reachable s3://bucket/prefix
+        store = open_root(root, "grep", timeout=timeout)  # a directory, or a reachable s3://bucket/prefix
+        check_logs(logs)
     except UsageError as exc:
         raise GrepError(str(exc)) from None
-    if logs is not None and not os.path.isdir(logs):
-        raise GrepError(f"{logs}: not a directory")
     try:
         pattern.compile()
     except PatternError as exc:
@@ -108,7 +107,7 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     # -l needs one hit per artifact to name it: the search of an artifact stops there.
     limit = 1 if mode == "files" else max_count
     hits = 0
-    events = search_root(root, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds)
+    events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds)
     for item in _by_artifact(events):
         if isinstance(item, Finding):
             where = item.path or item.locator or ""

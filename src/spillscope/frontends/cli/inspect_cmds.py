@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..format import count, human_age, human_size
 from ...util.text import loads_exact
+from ...storage import Storage
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...inspect.scan.listing import listing, listing_json, select
-from .args import NOTHING_CHECKED_STATUS, UsageError, check_root
+from .args import NOTHING_CHECKED_STATUS, UsageError, check_logs, open_root, require_usable
 from .output import Chunked, cell, write_json, write_json_members
 from .progress import Progress
 
@@ -24,25 +24,29 @@ if TYPE_CHECKING:
     from ...inspect.verify.inspection import Inspection
 
 
-def _run_inspection(args: argparse.Namespace, check_content: bool) -> Inspection:
-    check_root(args.root)
-    if args.logs is not None and not Path(args.logs).is_dir():
-        raise UsageError(f"{args.logs}: not a directory")
+def _run_inspection(args: argparse.Namespace, check_content: bool, store: Storage | None = None) -> Inspection:
+    if store is None:
+        store = open_root(args.root, "verify", timeout=args.timeout)
+    else:
+        require_usable(store)
+    check_logs(args.logs)
     from ...inspect.verify.inspection import inspect_root
 
     with Progress() as progress:
-        return inspect_root(args.root, args.logs, retention_seconds=getattr(args, "retention", None),
+        return inspect_root(store, args.logs, retention_seconds=getattr(args, "retention", None),
                             rebase=args.rebase, check_content=check_content, progress=progress,
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
 
 
-def _check_listable(root: str) -> None:
+def _check_listable(root: str | None) -> None:
     """An unreadable root is an I/O error (exit 2), not an empty listing of 0 sessions."""
+    if root is None:
+        return  # an object store: its first listing says why it cannot be read
     try:
         with os.scandir(root):
             pass
     except (FileNotFoundError, NotADirectoryError):
-        return  # reported as "not a directory" where the root is first used
+        return  # reported ("does not exist") where the root is first used
     except OSError as exc:
         raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
 
@@ -60,13 +64,14 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     notice, are said in words after the table (a listing is not a check)."""
     now = time.time()
     notes: list[str] = []
-    _check_listable(args.root)
+    store = open_root(args.root, "ls", timeout=args.timeout, check=False)
+    _check_listable(store.tree)
     narrowing = _narrowing(args)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
-        check_root(args.root)
+        require_usable(store)
         with Progress() as progress:
-            text = listing_json(args.root, now, progress=progress)
+            text = listing_json(store, now, progress=progress)
         if args.json and narrowing is None:
             out.write(text)
             out.write("\n")
@@ -75,7 +80,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     else:
         from ...inspect.verify.coverage import nothing_checked, not_checked_line
 
-        ins = _run_inspection(args, check_content=True)
+        ins = _run_inspection(args, check_content=True, store=store)
         data = listing(ins, now)
         reason = nothing_checked(ins)
         if reason is not None:

@@ -20,7 +20,7 @@ import sys
 from typing import TextIO
 
 from ... import __version__
-from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, finding_code, parse_duration,
+from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, add_timeout, finding_code, parse_duration,
                    parse_fail_on, non_negative_int, port_number, positive_int)
 from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--logs", metavar="DIR", help="session logs directory (links notices to artifacts)")
         sp.add_argument("--rebase", metavar="OLD_ROOT", help="treat locators under OLD_ROOT as under ROOT (a moved or copied root)")
         sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
+        add_timeout(sp)
         limits(sp)
 
     def limits(sp: argparse.ArgumentParser) -> None:
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
     sp.add_argument("--raw", action="store_true", help="the exact bytes: controls as they are, nothing added (default: shown inert)")
+    add_timeout(sp)
     limits(sp)
     sp.set_defaults(func=cmd_cat)
 
@@ -164,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("root", help="the spill root to follow (a path, or an s3:// URL: polled)")
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
     sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
+    add_timeout(sp)
     sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
     sp.set_defaults(func=cmd_watch)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, TextIO
 
-from ...util.fs import open_regular
+from ...storage.local import directory_problem, file_type, missing_directory, open_regular
 from ..format import count, human_age, human_size
 from ...util.text import visible
 from ...inspect.findings import Finding
@@ -86,13 +86,15 @@ def check_spill_root(root: str) -> str:
     path = os.path.abspath(root)
     try:
         st = os.lstat(path)
+    except FileNotFoundError:
+        raise PruneError(str(missing_directory(root))) from None
     except OSError as exc:
         raise PruneError(f"{root}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(st.st_mode):
         raise PruneError(f"{root}: is a symlink, and prune never follows one (give the directory itself: "
                          f"{os.path.realpath(path)})")
     if not stat.S_ISDIR(st.st_mode):
-        raise PruneError(f"{root}: not a directory")
+        raise PruneError(f"{root}: not a directory (a {file_type(st.st_mode)})")
     why: list[str] = []
     resolved = resolve_root(path, False, why.append)
     if resolved is None:
@@ -235,8 +237,9 @@ def prune(root: str, *, older_than: float, apply: bool = False, logs: str | None
     now_ns = time.time_ns() if now_ns is None else now_ns
     active = None
     if logs is not None:
-        if not os.path.isdir(logs):
-            raise PruneError(f"{logs}: not a directory")
+        problem = directory_problem(logs)
+        if problem is not None:
+            raise PruneError(str(problem))
         keep_active = 86400.0 if keep_active is None else keep_active
         active = read_active_logs(logs, now_ns - round(keep_active * 1e9), max_line_bytes=max_log_line_bytes)
     cutoff = cutoff_ms(round(older_than * 1000), now_ns // 1_000_000)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import csv
 import time
-from pathlib import Path
 from typing import Sequence, TextIO
 
 import humanize
 
 from ...inspect.stats.model import TABLES, Stats, Table
 from ..format import count, human_age
-from .args import UsageError, check_root
+from .args import UsageError, check_logs, open_root
 from .output import cell, write_json
 from .progress import Progress
 
@@ -34,9 +33,8 @@ def size(n: int) -> str:
 
 
 def run_stats(args: argparse.Namespace) -> Stats:
-    check_root(args.root)
-    if args.logs is not None and not Path(args.logs).is_dir():
-        raise UsageError(f"{args.logs}: not a directory")
+    store = open_root(args.root, "stats", timeout=args.timeout)
+    check_logs(args.logs)
     from ...dialects import DialectError, Options, detect, get
     from ...inspect.stats.dsh import DEFAULT_RETENTION_SECONDS, dsh_stats
 
@@ -47,7 +45,7 @@ def run_stats(args: argparse.Namespace) -> Stats:
     if dialect.name == "dsh":  # the streaming walk: 100k sessions in bounded memory
         with Progress() as progress:
             retention = DEFAULT_RETENTION_SECONDS if args.retention is None else args.retention
-            return dsh_stats(args.root, args.logs, top=args.top, retention_seconds=retention,
+            return dsh_stats(store, args.logs, top=args.top, retention_seconds=retention,
                              rebase=args.rebase, progress=progress)
     from ...dialects.stats import report_stats
 

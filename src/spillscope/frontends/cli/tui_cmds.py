@@ -13,7 +13,7 @@ from typing import TextIO
 
 from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
-from .args import UsageError, check_root
+from .args import UsageError, check_logs, open_root
 from .inspect_cmds import cmd_ls
 
 
@@ -23,6 +23,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if args.dir is not None and args.dir_option is not None and args.dir != args.dir_option:
         raise UsageError(f"two demo dirs given: {args.dir} and {args.dir_option}")
     where = args.dir if args.dir is not None else args.dir_option
+    if where is not None:
+        open_root(where, "demo", check=False)  # a URL is refused by name, never written as ./s3:/…
     try:
         demo = write_demo(where)
     except FileExistsError as exc:
@@ -31,16 +33,17 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"cannot write the demo to {exc.filename or where}: {exc.strerror or exc}") from None
     out.write(f"demo written: spill root {demo.root}\n              logs       {demo.logs}\n")
     if args.no_tui or not sys.stdout.isatty():
-        ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None,
+        ns = argparse.Namespace(root=str(demo.root), logs=str(demo.logs), rebase=None, json=False, retention=None, timeout=None,
                                 max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_log_line_bytes=DEFAULT_MAX_LOG_LINE_BYTES)
         return cmd_ls(ns, out)
     return _run_tui(str(demo.root), str(demo.logs), None, {}, None)
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
-    check_root(args.root)
+    store = open_root(args.root, "tui", timeout=args.timeout)
+    check_logs(args.logs)
     export_dir = _export_dir(args.export_dir) if args.export_dir is not None else None
-    return _run_tui(args.root, args.logs, args.rebase, _limits(args), export_dir)
+    return _run_tui(store.root, args.logs, args.rebase, _limits(args), export_dir)
 
 
 def _export_dir(path: str) -> str:
@@ -61,11 +64,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         require_textual_serve()  # first: nothing is printed or bound for a server that cannot run
     except MissingServeExtra as exc:
         raise UsageError(str(exc)) from None
-    check_root(args.root)
+    store = open_root(args.root, "serve", timeout=args.timeout)
+    check_logs(args.logs)
     export_dir = _export_dir(args.allow_export) if args.allow_export is not None else None
     # serve prints the URL (with its token) once it listens, and never returns.
-    serve(args.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args),
-          export_dir=export_dir, out=out)
+    serve(store.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args),
+          export_dir=export_dir, out=out, timeout=args.timeout)
     return 0
 
 

@@ -9,7 +9,7 @@ import os
 from typing import Any, AsyncIterator
 
 from ..format import count
-from ...util.fs import normalize_root
+from ...storage import normalize_root, open_storage
 from ...util.text import visible
 from ...inspect.verify.coverage import coverage, describe, not_checked_line, nothing_checked
 from ...inspect.findings import Finding
@@ -144,7 +144,8 @@ def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = Non
     """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook. Another
     agent's tree (detected, or ``agent="claude"``…) gives an :class:`AgentInspector`."""
     agent = kwargs.pop("agent", None)
-    if agent is not None or (logs is None and not os.fspath(root).startswith("s3://") and os.path.isdir(root)):
+    tree = open_storage(root).tree  # None: an object store, which is dsh's
+    if agent is not None or (logs is None and tree is not None and os.path.isdir(tree)):
         from ...dialects import DialectError, detect
 
         try:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TextIO
 
-from ...util.fs import normalize_root
+from ...storage import normalize_root
 from ...util.text import visible
 from .access import Access, is_loopback, url_host
 
@@ -83,7 +83,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def app_command(root: str, logs: str | None, rebase: str | None, limits: dict[str, int] | None,
-                export_dir: str | None) -> str:
+                export_dir: str | None, timeout: float | None = None) -> str:
     """The command textual-serve runs for each tab: ``spillscope tui`` on the same root."""
     command = [sys.executable, "-m", "spillscope", "tui", normalize_root(root)]
     if logs:
@@ -92,6 +92,8 @@ def app_command(root: str, logs: str | None, rebase: str | None, limits: dict[st
         command += ["--rebase", rebase]
     if export_dir:
         command += ["--export-dir", os.path.abspath(export_dir)]
+    if timeout is not None:
+        command += ["--timeout", repr(timeout)]
     for name, value in (limits or {}).items():
         command += ["--" + name.replace("_", "-"), str(value)]
     # `exec`: the app is the server's own child (no shell between them), so it can die
@@ -161,14 +163,14 @@ def _guarded_server(command: str, access: Access, err: TextIO) -> Any:
 
 def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
           rebase: str | None = None, limits: dict[str, int] | None = None, export_dir: str | None = None,
-          out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+          out: TextIO = sys.stdout, err: TextIO = sys.stderr, timeout: float | None = None) -> None:
     """Serve the TUI on ``root`` until SIGINT or SIGTERM; never returns (the process exits)."""
     require_textual_serve()
     from aiohttp import web
 
     sock = bind(host, port)
     access = Access.for_bind(host, sock.getsockname()[1])
-    server = _guarded_server(app_command(root, logs, rebase, limits, export_dir), access, err)
+    server = _guarded_server(app_command(root, logs, rebase, limits, export_dir, timeout), access, err)
 
     def announce(*_: object) -> None:
         # Called by aiohttp once the site listens: the URL is printed only when it works.

@@ -26,7 +26,7 @@ from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.notifications import SeverityLevel
 
 from ...inspect.verify.coverage import coverage, describe
-from ...util.fs import normalize_root
+from ...storage import Storage, open_storage
 from ...util.text import visible
 from ...inspect.findings import CODES
 from ...inspect.watch.patch import apply_events, changed_sessions
@@ -92,7 +92,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         # A root given as a symlink is resolved once, here: the tree and the watch follow
         # that directory; a symlink put at its path later is reported, never followed.
         # An s3://bucket/prefix root is named as the inspector names it.
-        self.root_path = normalize_root(os.path.realpath(root) if os.path.islink(root) else root)
+        self.storage: Storage = open_storage(root).following_link()
+        self.root_path = self.storage.root
         self.logs_path = os.path.abspath(logs) if logs else None
         self.rebase = rebase
         self.watch_enabled = watch

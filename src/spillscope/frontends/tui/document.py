@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...util.fs import file_size, open_reader
+from ...storage import open_storage
 from ...util.text import js_normalize, utf8_len
 from ...formats.transcript.index import TranscriptIndex
 
@@ -97,9 +97,10 @@ class PlainDocument:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        reader = open_reader(path)  # a local file or an s3:// object (ranged GET)
+        store = open_storage(path)  # a local file or an s3:// object (ranged GET)
+        reader = store.open_reader(path)
         try:
-            size = file_size(path)
+            size = store.size(path)
             data = reader.pread(min(size, MAX_PLAIN_BYTES), 0)
         finally:
             reader.close()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from textual.reactive import reactive
 
     from ...inspect.verify.inspection import Inspection
+    from ...storage import Storage
 
     _AppBase = App[None]
 else:
@@ -35,6 +36,7 @@ class LiveWatch(_AppBase):
         paused: reactive[bool] = reactive(False)
         root_missing: reactive[bool] = reactive(False)
         root_path: str
+        storage: Storage
         live_patch: bool
         watch_in_child: bool
         inspection: Inspection | None
@@ -70,8 +72,8 @@ class LiveWatch(_AppBase):
         # *replaced* by a symlink later is reported, not followed.
         # A local root's watcher runs in a child process: in this one it waited for the GIL
         # behind the interface and the verification (issue 13; docs/benchmarks.md).
-        local = not self.root_path.startswith("s3://")
-        batches = awatch_root_child(self.root_path) if self.watch_in_child and local else awatch_root(self.root_path)
+        tree = self.storage.tree  # a directory is watched by the OS, in a child; a bucket is polled here
+        batches = awatch_root_child(tree) if self.watch_in_child and tree is not None else awatch_root(self.storage)
         try:
             async for batch in batches:
                 for ev in batch:

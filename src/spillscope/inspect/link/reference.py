@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...storage import Storage
 from ...reference.check import check_notice, keep_bytes_for
 from ...formats.transcript.records import TranscriptError
 from ...spill.naming import session_dir_name
@@ -52,7 +53,7 @@ def _validate_notice(entry: ReferenceEntry) -> list[str]:
 
 
 def _link_reference(
-    entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
+    entry: ReferenceEntry, root: Storage, rebase: str | None, by_path: dict[str, Artifact],
     checks: dict[str, ArtifactCheck], check_content: bool, digests: _Digests, blind: _Blind,
 ) -> ReferenceLink:
     where = {"path": entry.log, "line": entry.line, "session": entry.target_session}

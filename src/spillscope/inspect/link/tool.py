@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...util.fs import FileReader, Reader, open_reader
+from ...storage import Reader, Storage
+from ...storage.local import FileReader
 from ...util.scratch import Scratch, put_utf8
 from ...util.text import js_utf8
 from ...reference.preview import retention_splits, same_bytes
@@ -44,7 +45,7 @@ def _tool_size_fits(entry: ToolSpillEntry) -> Callable[[int], bool] | None:
     return lambda size: size - base in (0, 3, 6)
 
 
-def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_path: dict[str, Artifact],
+def _link_tool_spill(entry: ToolSpillEntry, root: Storage, rebase: str | None, by_path: dict[str, Artifact],
                      blind: _Blind, scratch: tuple[Scratch, Scratch] | None = None) -> ToolSpillLink:
     """``scratch``: two buffers, for the preview's UTF-8 and for the artifact's ends,
     reused from notice to notice in one pass (a huge preview is not one fresh buffer each)."""
@@ -95,7 +96,7 @@ def _link_tool_spill(entry: ToolSpillEntry, root: str, rebase: str | None, by_pa
                                          detail=f"omittedBytes: logged {notice.omitted_bytes}, recomputed {art.size - len(head_b)} (preview {len(head_b)} bytes, artifact {art.size})"))
             return link
     try:
-        reader = open_reader(art.path)
+        reader = root.open_reader(art.path)
         try:
             # Without a gap the split between head and tail is unknown: read as much of
             # each end as the whole preview; with the fork's gap, each part's own length.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
+from ...storage import Storage
 from ...reference.check import digest_transcript, keep_bytes_for
 from ...formats.transcript.records import TranscriptError
 from ..findings import finding
@@ -65,7 +66,7 @@ class _Digests:
         self.left: Counter[tuple[str, int, float]] = Counter()
         self.held: dict[tuple[str, int, float], Any] = {}
 
-    def want(self, entry: ReferenceEntry, root: str, rebase: str | None, by_path: dict[str, Artifact]) -> None:
+    def want(self, entry: ReferenceEntry, root: Storage, rebase: str | None, by_path: dict[str, Artifact]) -> None:
         locator = entry.locator
         path = resolve_locator(locator, root, rebase)[0] if locator is not None else None
         art = by_path.get(path) if path is not None else None

@@ -20,8 +20,10 @@ from typing import Any, Iterable, Protocol
 import orjson
 
 from ...spill.naming import session_dir_name
+from ...storage import Storage, open_storage
 from ..findings import Finding, by_location
-from .tree import Artifact, ProgressFn, RootScan, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
+from .tree import (Artifact, ProgressFn, RootScan, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan,
+                   scan_entry, scan_objects)
 
 #: Below this many session dirs the listing runs in-process (forking costs more).
 PARALLEL_MIN_DIRS = 64
@@ -248,13 +250,12 @@ def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
             os.close(fd)
 
 
-def listing_json(root: str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
+def listing_json(root: Storage | str, now: float, *, workers: int | None = None, progress: ProgressFn | None = None) -> str:
     """The no-logs listing as ASCII JSON text, scanned by ``workers`` processes."""
-    if root.startswith("s3://"):
-        from ..s3root import listing_json_s3
-
-        return listing_json_s3(root, now, progress)
-    root = os.path.abspath(root)
+    store = open_storage(root)
+    if store.tree is None:  # an object store: one listing of its keys
+        return listing_json_objects(store, now, progress)
+    root = store.tree
     done, plan = root_plan(root)
     if done is not None:
         early = [f.to_json() for f in done.findings]
@@ -333,3 +334,18 @@ def select(data: dict[str, Any], *, session: str | None = None, kind: str | None
     return {**data, "sessions": sessions, "findings": findings,
             "summary": dict(sorted(Counter(f["code"] for f in findings).items())),
             "totals": listing_totals(sessions)}
+
+
+def listing_json_objects(store: Storage, now: float, progress: ProgressFn | None = None) -> str:
+    """The no-logs ``ls --json`` of an object-store root: the same records as a local listing."""
+    scan = scan_objects(store, progress=progress)
+    codes = codes_by_path(scan.findings)
+    findings = [f.to_json() for f in scan.findings]
+    sessions = [session_record(s, None, codes, now) for s in scan.sessions]
+    return ascii_json({
+        "root": scan.root,
+        "sessions": sessions,
+        "findings": findings,
+        "summary": dict(sorted(Counter(f["code"] for f in findings).items())),
+        "totals": listing_totals(sessions),
+    })

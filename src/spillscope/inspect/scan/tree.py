@@ -1,4 +1,5 @@
-"""Scanning a spill root: root → session dirs → artifacts, from ``os.scandir`` + ``lstat`` only.
+"""Scanning a spill root: root → session dirs → artifacts, from ``os.scandir`` + ``lstat`` only
+(a directory), or from one listing of its keys (an object store: :func:`scan_objects`).
 
 Content is never read here (kinds come from names; the transcript reader confirms them
 later). Symlinks are reported, never followed. A vanished or unreadable entry is a
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, NamedTuple
 
 from ...spill.naming import decode_segment
-from ...util.fs import file_type
+from ...storage import ObjectInfo, RootGone, Storage, open_storage
+from ...storage.local import file_type
 from ..findings import Finding, finding
 
 _NAME = operator.attrgetter("name")
@@ -136,12 +138,12 @@ def root_plan(root: str, follow_root: bool = True) -> tuple[RootScan | None, lis
     return None, plan
 
 
-def scan_root(root: str | os.PathLike[str], *, progress: ProgressFn | None = None, follow_root: bool = True) -> RootScan:
-    if isinstance(root, str) and root.startswith("s3://"):
-        from ..s3root import scan_s3_root  # the S3 root access (imports the client lazily)
-
-        return scan_s3_root(root, progress=progress)
-    root = os.path.abspath(os.fspath(root))
+def scan_root(root: Storage | str | os.PathLike[str], *, progress: ProgressFn | None = None,
+              follow_root: bool = True) -> RootScan:
+    store = open_storage(root)
+    if store.tree is None:  # an object store: one listing of its keys
+        return scan_objects(store, progress=progress)
+    root = store.tree
     done, plan = root_plan(root, follow_root)
     if done is not None:
         return done
@@ -254,3 +256,54 @@ def _readlink(path: str) -> str:
         return os.readlink(path)
     except OSError:
         return "?"
+
+
+#: What an object-store object is recorded with: the modes the local backend writes (objects
+#: have no POSIX mode, and no symlinks: ``insecure-permissions`` and ``symlink`` never apply).
+OBJECT_MODE, DIR_MODE = 0o600, 0o700
+
+
+def scan_objects(store: Storage, *, progress: ProgressFn | None = None) -> RootScan:
+    """The :class:`RootScan` of an object-store root (``s3://``; any store that is not a tree):
+    one listing of every key, read as the local layout (``session-<12 hex>/<12 hex>-<name>``), so
+    the records and findings are a local root's: a stray key is ``unexpected-entry``."""
+    root, findings = store.root, []
+    sessions: dict[str, SessionDir] = {}
+    try:
+        objects = list(_with_progress(store.objects(), progress))
+    except ImportError:
+        raise
+    except RootGone as exc:
+        return RootScan(root, [], [finding("unreadable", path=root, detail=str(exc))], exists=False)
+    except Exception as exc:
+        return RootScan(root, [], [finding("unreadable", path=root, detail=store.describe_error(exc))], exists=False)
+    for obj in objects:
+        if obj.rel.endswith("/") and obj.size == 0:
+            continue  # a "folder" marker some tools write: not an object of ours
+        dir_name, sep, name = obj.rel.partition("/")
+        m = SESSION_DIR.match(dir_name)
+        if not sep or m is None or "/" in name:
+            findings.append(finding("unexpected-entry", path=obj.url, detail="object not written by the spill backend"
+                                    " (not <prefix>/session-<12 hex>/<name>)"))
+            continue
+        session = sessions.get(dir_name)
+        if session is None:
+            session = sessions[dir_name] = SessionDir(root + "/" + dir_name, dir_name, m.group(1), DIR_MODE)
+        suggested, kind = classify_name(name)
+        session.artifacts.append(Artifact(obj.url, dir_name, name, suggested, kind, obj.size,
+                                          obj.mtime, OBJECT_MODE, False, True))
+        if kind == "unknown":
+            findings.append(finding("unexpected-entry", path=obj.url, detail="object name is not <12 hex>-<encoded name>"))
+    ordered = [sessions[k] for k in sorted(sessions)]
+    for s in ordered:
+        s.artifacts.sort(key=lambda a: a.name)
+    return RootScan(root, ordered, findings)
+
+
+def _with_progress(objects: Iterator[ObjectInfo], progress: ProgressFn | None) -> Iterator[ObjectInfo]:
+    n = 0
+    for obj in objects:
+        n += 1
+        if progress is not None and n % 1000 == 0:
+            progress("scan", n, None)
+        yield obj

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator
 
-from ...util.fs import normalize_root
+from ...storage import Storage, normalize_root
 from .pattern import Pattern
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
 from .seen import SeenRanges, is_seen, reference_seen_for, tool_seen_for
@@ -107,7 +107,7 @@ def in_session(selected: Collection[str], session: str | None, session_dir: str)
     return session in selected or name in selected or session_dir in selected
 
 
-def search_root(root: str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
+def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
                 rebase: str | None = None, max_count: int | None = None,
                 sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
                 cancelled: Callable[[], bool] = lambda: False) -> Iterator[SearchHit | Finding]:

@@ -1,8 +1,8 @@
 """File access for searching one artifact: the only functions that touch storage.
 
-A local artifact is a no-follow descriptor read with ``pread``; an ``s3://`` one is a
-:class:`~spillscope.util.fs.Reader` over ranged GETs (its size from one HEAD), so ``grep``
-searches a bucket exactly as a directory. :data:`WINDOW` is the read size the searches use.
+An artifact in a tree is a no-follow descriptor read with ``pread``; one in an object store
+(``s3://``) is its store's :class:`~spillscope.storage.Reader` over ranged GETs (its size from
+one HEAD), so ``grep`` searches a bucket exactly as a directory. :data:`WINDOW` is the read size the searches use.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Union
 
-from ...util.fs import Reader, file_size, is_remote, open_reader, open_regular
+from ...storage import Reader, Storage, open_storage
+from ...storage.local import open_regular
 
 #: Raw bytes read per window (whole lines; a window never holds more than about this).
 WINDOW = 1 << 20
@@ -29,9 +30,11 @@ class RemoteSource:
 Source = Union[int, RemoteSource]
 
 
-def open_source(path: str) -> Source:
-    if is_remote(path):
-        return RemoteSource(open_reader(path), file_size(path))
+def open_source(path: str, store: Storage | None = None) -> Source:
+    """The artifact ``path`` of ``store`` (the store its name gives when ``None``)."""
+    store = store if store is not None else open_storage(path)
+    if store.tree is None:
+        return RemoteSource(store.open_reader(path), store.size(path))
     return open_regular(path)
 
 

@@ -18,7 +18,7 @@ What is counted, and from where:
   the first notice that still names it.
 
 Memory: the logs' named-path set, a counter per session and the candidates; one session
-dir's entries at a time. An ``s3://`` root is listed by :mod:`..s3root` (the sweep never
+dir's entries at a time. An object-store root (``s3://``) is listed by :func:`..scan.tree.scan_objects` (the sweep never
 runs there).
 """
 
@@ -34,14 +34,14 @@ from ...formats.notices import ToolSpillNotice
 from ...spill.expiry_rule import DEFAULT_CLEANUP_PERIOD_DAYS
 from ...spill.naming import session_dir_name
 from ...spill.replay import normalized_name
-from ...util.fs import is_remote, normalize_root
+from ...storage import Storage, open_storage
 from ...util.gcpause import acyclic
 from ..verify.expiry import SweepForecast
 from ..findings import Finding
 from ..link.locate import resolve_locator
 from ..logs import SessionLog, iter_logs
 from ..scan.tree import (ARTIFACT, Artifact, ArtifactKind, ProgressFn, SessionDir, SessionSpec, classify_suffix,
-                         open_session_dir, root_plan, scan_entry)
+                         open_session_dir, root_plan, scan_entry, scan_objects)
 from .builder import BYTES, FILES, NEWEST, OLDEST, StatsBuilder
 from .model import Stats, SweepCandidate
 
@@ -261,7 +261,7 @@ def _walk_parallel(specs: list[SessionSpec], workers: int, progress: ProgressFn 
             yield part
 
 
-def dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, *, top: int = 10,
+def dsh_stats(root: Storage | str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, *, top: int = 10,
               retention_seconds: float = DEFAULT_RETENTION_SECONDS, now: float | None = None,
               rebase: str | None = None, workers: int | None = None, progress: ProgressFn | None = None) -> Stats:
     """Stats of a dsh spill root (local or ``s3://``) and, with ``logs``, its session logs.
@@ -272,23 +272,22 @@ def dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None 
         return _dsh_stats(root, logs, top, retention_seconds, now, rebase, workers, progress)
 
 
-def _dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None, top: int, retention_seconds: float,
+def _dsh_stats(root: Storage | str | os.PathLike[str], logs: str | os.PathLike[str] | None, top: int, retention_seconds: float,
                now: float | None, rebase: str | None, workers: int | None, progress: ProgressFn | None) -> Stats:
     global _STATE
-    root = normalize_root(root)
+    store = open_storage(root)
+    root = store.root
     now = time.time() if now is None else now
     b = StatsBuilder(top, AGENT)
     named = _Named() if logs is not None else None
     if logs is not None:
         for log in iter_logs(logs, progress=progress):
             _fold_log(b, log, root, rebase, named)
-    forecast = SweepForecast(root, retention_seconds, now)
+    forecast = SweepForecast(store, retention_seconds, now)
     if retention_seconds <= 0:  # the store's rule: cleanup_period_days 0 starts no sweep at all
         forecast.applies, forecast.why = False, "a cleanup period of 0 disables the store's sweep"
-    if is_remote(root):
-        from ..s3root import scan_s3_root  # the S3 listing (imports the client lazily)
-
-        scan = scan_s3_root(root, progress=progress)
+    if store.tree is None:  # an object store: one listing of its keys
+        scan = scan_objects(store, progress=progress)
         by_dir: dict[str, list[Finding]] = {s.name: [] for s in scan.sessions}
         for f in scan.findings:  # each under the session dir its key is in, or the root's own
             first = f.path[len(root) + 1:].split("/", 1)[0] if f.path and f.path.startswith(root + "/") else None

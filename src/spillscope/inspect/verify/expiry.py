@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
+from ...storage import Storage, open_storage
 from ...spill.expiry_rule import cutoff_ms, is_expired, node_mtime_ms
 from ...spill.trust import is_trusted_dir, resolve_root
 from ..findings import Finding, finding
@@ -34,13 +35,15 @@ class SweepForecast:
 
     __slots__ = ("applies", "cutoff", "owner", "why")
 
-    def __init__(self, root: str, retention_seconds: float, now: float) -> None:
+    def __init__(self, root: Storage | str, retention_seconds: float, now: float) -> None:
         self.cutoff = cutoff_ms(round(retention_seconds * 1000), round(now * 1e6) // 1000)  # Date.now(): whole ms
         self.owner = -1
         self.applies, self.why = False, ""
-        if root.startswith("s3://"):
-            self.why = "an s3:// root: the local backend's start-up sweep never runs there"
+        store = open_storage(root)
+        if store.tree is None:
+            self.why = f"an {store.scheme} root: the local backend's start-up sweep never runs there"
             return
+        root = store.tree
         try:
             self.owner = os.lstat(root).st_uid
         except OSError as exc:

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from ...util.fs import normalize_root
+from ...storage import Storage, open_storage
 from ...util.gcpause import acyclic as _acyclic
 from ...util.scratch import Scratch
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
@@ -78,7 +78,7 @@ class Inspection:
 
 
 def inspect_root(
-    root: str | os.PathLike[str],
+    root: Storage | str | os.PathLike[str],
     logs: str | os.PathLike[str] | None = None,
     *,
     retention_seconds: float | None = None,
@@ -101,13 +101,14 @@ def inspect_root(
 
 
 def _inspect_root(
-    root: str | os.PathLike[str], logs: str | os.PathLike[str] | None, retention_seconds: float | None,
+    root: Storage | str | os.PathLike[str], logs: str | os.PathLike[str] | None, retention_seconds: float | None,
     now: float | None, rebase: str | None, check_content: bool, progress: ProgressFn | None,
     max_line_bytes: int, max_log_line_bytes: int, follow_root: bool = True,
 ) -> Inspection:
-    root = normalize_root(root)
+    store = open_storage(root)
+    root = store.root
     now = time.time() if now is None else now
-    scan = scan_root(root, progress=progress, follow_root=follow_root)
+    scan = scan_root(store, progress=progress, follow_root=follow_root)
     findings = list(scan.findings)
     session_logs = read_logs(logs, max_line_bytes=max_log_line_bytes, progress=progress) if logs is not None else []
     session_ids: dict[str, str] = {}
@@ -130,18 +131,18 @@ def _inspect_root(
     if check_content:
         for log in session_logs:
             for entry in log.references:
-                digests.want(entry, root, rebase, by_path)
+                digests.want(entry, store, rebase, by_path)
     blind = _Blind(scan)
     scratch = (Scratch(), Scratch())  # the tool-spill checks' buffers, reused notice to notice
     for log in session_logs:
         for entry in log.references:
-            link = _link_reference(entry, root, rebase, by_path, checks, check_content, digests, blind)
+            link = _link_reference(entry, store, rebase, by_path, checks, check_content, digests, blind)
             references.append(link)
             findings.extend(link.findings)
             if link.artifact is not None:
                 named.add(link.artifact.path)
         for spill in log.tool_spills:
-            tlink = _link_tool_spill(spill, root, rebase, by_path, blind, scratch)
+            tlink = _link_tool_spill(spill, store, rebase, by_path, blind, scratch)
             tool_links.append(tlink)
             findings.extend(tlink.findings)
             if tlink.artifact is not None:

@@ -8,7 +8,7 @@
 * :mod:`.local` and :mod:`.state` — a directory followed by its path through watchfiles,
   and the picture of it kept in agreement with the disk (coalesced, reordered, overflowed
   or lost notifications still end in a state that matches it);
-* :mod:`.s3` — an ``s3://`` root, polled (imported only when asked);
+* :mod:`.poll` — a root in an object store (``s3://``), its listing polled (imported only when asked);
 * :mod:`.child` — the local watch run in a child process, for a busy caller (the TUI);
 * :mod:`.patch` — a batch of events applied to a shown inspection, path by path.
 """

@@ -13,24 +13,26 @@ import os
 import threading
 from typing import AsyncGenerator, Iterator
 
+from ...storage import Storage, open_storage
 from .events import ChangeEvent, Watcher, join_queued
 from .local import LocalWatcher
 
 __all__ = ["awatch_root", "open_watcher", "watch_root"]
 
 
-def open_watcher(root: str | os.PathLike[str], *, stop: threading.Event | None = None, tick_ms: int = 100,
+def open_watcher(root: Storage | str | os.PathLike[str], *, stop: threading.Event | None = None, tick_ms: int = 100,
                  initial: bool = False) -> Watcher:
-    """The watcher for a root: a local directory, or ``s3://bucket/prefix`` (polled)."""
-    if isinstance(root, str) and root.startswith("s3://"):
-        from .s3 import S3Watcher  # no OS watcher for a bucket; boto3 only when asked
+    """The watcher for a root: a directory (the OS's notifications), or an object store (polled)."""
+    store = open_storage(root)
+    if store.tree is None:
+        from .poll import PollingWatcher  # no OS watcher for a bucket
 
-        return S3Watcher(root, stop=stop, tick_ms=tick_ms, initial=initial)
-    return LocalWatcher(os.fspath(root), stop=stop, tick_ms=tick_ms, initial=initial)
+        return PollingWatcher(store, stop=stop, tick_ms=tick_ms, initial=initial)
+    return LocalWatcher(store.tree, stop=stop, tick_ms=tick_ms, initial=initial)
 
 
 def watch_root(
-    root: str | os.PathLike[str],
+    root: Storage | str | os.PathLike[str],
     *,
     stop: threading.Event | None = None,
     tick_ms: int = 100,
@@ -43,7 +45,7 @@ def watch_root(
     return open_watcher(root, stop=stop, tick_ms=tick_ms, initial=initial).batches()
 
 
-async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) -> AsyncGenerator[list[ChangeEvent], None]:
+async def awatch_root(root: Storage | str | os.PathLike[str], *, initial: bool = False) -> AsyncGenerator[list[ChangeEvent], None]:
     """The same as :func:`watch_root`, from a thread, for asyncio callers (TUI, notebook).
 
     If the watching thread fails, a last ``stale`` event says so before the end. Batches
@@ -52,7 +54,7 @@ async def awatch_root(root: str | os.PathLike[str], *, initial: bool = False) ->
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[list[ChangeEvent] | None] = asyncio.Queue()
     stop = threading.Event()
-    where = os.path.abspath(os.fspath(root))
+    where = open_storage(root).root
 
     def deliver(item: list[ChangeEvent] | None) -> bool:
         try:
