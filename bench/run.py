@@ -85,6 +85,14 @@ def bench_transcript(tmp: Path, size: int) -> None:
     path.unlink()
 
 
+def bare_walk(root: Path) -> None:
+    """The baseline of every listing: each session dir listed, each entry ``lstat``'ed."""
+    for d in os.scandir(root):
+        os.lstat(d.path)
+        for f in os.scandir(d.path):
+            f.stat(follow_symlinks=False)
+
+
 def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     from spillscope.inspect.scan.listing import listing_json
 
@@ -93,10 +101,7 @@ def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     print(f"\n== ls over {count} artifacts in {dirs} session dirs ==")
 
     def baseline() -> None:
-        for d in os.scandir(root):
-            os.lstat(d.path)
-            for f in os.scandir(d.path):
-                f.stat(follow_symlinks=False)
+        bare_walk(root)
 
     def ours() -> None:
         # What `spillscope ls ROOT --json` runs (workers on a wide root).
@@ -120,6 +125,36 @@ def bench_ls(tmp: Path, dirs: int, per_dir: int) -> None:
     report("baseline: the same walk as a python script", sub_base, sub_base)
     report("`spillscope ls ROOT --json > /dev/null`", sub, sub_base)
     shutil.rmtree(root)
+
+
+def bench_stats(tmp: Path, sessions: int, per_dir: int) -> None:
+    """``stats`` over a root of many sessions against the same bare walk as ``ls``; and its
+    peak RSS in a fresh process at a tenth and at the whole of the sessions (it may grow
+    with sessions -- one counter each -- never with files)."""
+    from spillscope.inspect.stats import dsh_stats
+
+    root = tmp / "stats-wide"
+    count = write_wide_root(root, sessions, per_dir)
+    print(f"\n== stats over {sessions} sessions, {count} files ==  (load {os.getloadavg()[0]:.2f})")
+
+    base = stats = float("inf")
+    for _ in range(3):  # alternate, so a slow spell of the machine lands on both sides
+        base = min(base, timed(lambda: bare_walk(root)))
+        stats = min(stats, timed(lambda: dsh_stats(str(root))))
+    report("baseline: os.scandir + lstat walk", base, base)
+    report("stats (walk, fold, sweep forecast)", stats, base, None,
+           f"target <= 1.5x: {'PASS' if stats / base <= 1.5 else 'FAIL'}")
+    report("  the same in one process (for reference)", timed(lambda: dsh_stats(str(root), workers=1)), base)
+    probe = ("import sys\nfrom spillscope.inspect.stats import dsh_stats\n"
+             f"s = dsh_stats(sys.argv[1])\nprint(len(s.sessions), {HWM})")
+    small = tmp / "stats-tenth"
+    write_wide_root(small, max(1, sessions // 10), per_dir)
+    for label, path in (("a tenth", small), ("all", root)):
+        out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
+        n, hwm = out.stdout.split()
+        print(f"  peak RSS of stats over {label} ({n} sessions): {int(hwm) / 1024:.1f} MB (load {os.getloadavg()[0]:.2f})")
+    shutil.rmtree(root)
+    shutil.rmtree(small)
 
 
 def bench_verify_rss(tmp: Path, total: int) -> None:
@@ -258,10 +293,10 @@ def bench_watch(tmp: Path) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
-    p.add_argument("--only", choices=["transcript", "ls", "verify", "ttfs", "watch"], action="append")
+    p.add_argument("--only", choices=["transcript", "ls", "stats", "verify", "ttfs", "watch"], action="append")
     args = p.parse_args()
     quick = args.quick
-    only = set(args.only or ["transcript", "ls", "verify", "ttfs", "watch"])
+    only = set(args.only or ["transcript", "ls", "stats", "verify", "ttfs", "watch"])
     print(f"spillscope benchmarks  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
           f"{'quick' if quick else 'full'} sizes")
     with tempfile.TemporaryDirectory(prefix="spillscope-bench-") as d:
@@ -270,6 +305,8 @@ def main() -> int:
             bench_transcript(tmp, (20 if quick else 200) << 20)
         if "ls" in only:
             bench_ls(tmp, 100 if quick else 1000, 100)
+        if "stats" in only:
+            bench_stats(tmp, 10_000 if quick else 100_000, 2)
         if "verify" in only:
             bench_verify_rss(tmp, (100 if quick else 1024) << 20)
         if "ttfs" in only:

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Regenerate screenshots/ from the real app: an SVG per main view (Textual's own
 export), then a PNG of each (headless Chromium when present, else rsvg-convert).
-Emoji in the demo need a colour emoji font to show in the PNGs (Debian:
-fonts-noto-color-emoji); without one they come out as boxes.
 
-    python scripts/screenshots.py
+The PNGs are drawn with the machine's fonts: every character the views show (emoji such
+as ✨ ✅ 📄, CJK such as 界, symbols such as ⭘ ● ⏸) needs a font that has it, or it comes
+out as an empty box. Before drawing, every character of every SVG is looked up with
+fontconfig (``fc-list :charset=…``); a missing one stops the script and names the
+Debian packages that cover them all (``--install-fonts`` installs them, as root):
+
+    python scripts/screenshots.py [--install-fonts]
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import re
 import shutil
@@ -18,11 +23,40 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rich.cells import cell_len
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from tui_views import SIZE, VIEWS, make_app, reproducible_demo  # noqa: E402
 
 OUT = HERE.parent / "screenshots"
+#: Debian's fonts for what the views show: text and box drawing, colour emoji, CJK, and
+#: symbols neither has (⭘).
+FONT_PACKAGES = ["fonts-dejavu-core", "fonts-noto-color-emoji", "fonts-wqy-zenhei", "fonts-symbola"]
+
+
+def install_fonts() -> None:
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        raise SystemExit(f"--install-fonts needs apt-get, as root: apt-get install {' '.join(FONT_PACKAGES)}")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "install", "-y", "-q", *FONT_PACKAGES], check=True, env=env)
+
+
+def missing_glyphs(svgs: list[Path]) -> list[str]:
+    """The characters of the SVGs' text that no installed font has (fontconfig's view,
+    which is what Chromium and rsvg-convert draw with)."""
+    if shutil.which("fc-list") is None:
+        raise SystemExit("need fc-list (Debian: fontconfig) to check the fonts before drawing PNGs")
+    chars: set[str] = set()
+    for svg in svgs:
+        for text in re.findall(r">([^<>]*)</text>", svg.read_text("utf-8")):
+            chars.update(ch for ch in html.unescape(text) if ord(ch) > 0x7E and not ch.isspace())
+    missing = []
+    for ch in sorted(chars):
+        found = subprocess.run(["fc-list", f":charset={ord(ch):x}", "family"], capture_output=True, text=True)
+        if not found.stdout.strip():
+            missing.append(ch)
+    return missing
 
 
 async def shoot(name: str, view, size: tuple[int, int] = SIZE) -> Path:
@@ -33,6 +67,24 @@ async def shoot(name: str, view, size: tuple[int, int] = SIZE) -> Path:
         svg = OUT / f"{name}.svg"
         app.save_screenshot(str(svg.name), path=str(OUT))
     return svg
+
+
+TEXT_RUN = re.compile(r'(<text [^>]*?textLength=")([0-9.]+)("[^>]*>)([^<]*)(</text>)')
+
+
+def fix_text_lengths(svg: Path) -> None:
+    """Rich's SVG export sizes each run of text as ``len(text)`` cells, not its cell width:
+    a run with wide characters (界, 😀) is squeezed, and a gap opens before the next run
+    (placed by cell width) — "li  ✂ndix" where the terminal shows "li✂ndix". Each run is
+    given the width of its cells, as a terminal draws it."""
+    def fixed(m: re.Match[str]) -> str:
+        text = html.unescape(m.group(4))
+        if not text or cell_len(text) == len(text):
+            return m.group(0)
+        width = float(m.group(2)) / len(text) * cell_len(text)
+        return f"{m.group(1)}{width:g}{m.group(3)}{m.group(4)}{m.group(5)}"
+
+    svg.write_text(TEXT_RUN.sub(fixed, svg.read_text("utf-8")), "utf-8")
 
 
 def to_png(svg: Path) -> Path:
@@ -109,12 +161,22 @@ def browser_shot() -> Path:
 
 
 def main() -> int:
+    if "--install-fonts" in sys.argv[1:]:
+        install_fonts()
     OUT.mkdir(exist_ok=True)
     shots = [(name, view, SIZE) for name, view in VIEWS.items()]
     # A small terminal too: the preview stacks above its notice.
     shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
-    for name, view, size in shots:
-        svg = asyncio.run(shoot(name, view, size))
+    shots.append(("stats-80x24", VIEWS["stats"], (80, 24)))  # the charts on a small terminal
+    svgs = [asyncio.run(shoot(name, view, size)) for name, view, size in shots]
+    for svg in svgs:
+        fix_text_lengths(svg)
+    missing = missing_glyphs(svgs)
+    if missing:
+        raise SystemExit(f"no installed font has {' '.join(missing)} ({', '.join(f'U+{ord(c):04X}' for c in missing)}): "
+                         f"the PNGs would show empty boxes. Install fonts (Debian: apt-get install "
+                         f"{' '.join(FONT_PACKAGES)}, or run this script with --install-fonts as root)")
+    for svg in svgs:
         png = to_png(svg)
         print(f"wrote {svg.relative_to(OUT.parent)} and {png.relative_to(OUT.parent)}")
     print(f"wrote {notebook_shot().relative_to(OUT.parent)}")

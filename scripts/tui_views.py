@@ -24,15 +24,18 @@ def reproducible_demo() -> Demo:
 
 
 def make_app(demo: Demo) -> SpillscopeApp:
-    return SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    # Watching, as `spillscope ROOT` runs: the views show the status a user sees ("● live").
+    return SpillscopeApp(str(demo.root), str(demo.logs), watch=True)
 
 
 async def _loaded(pilot) -> None:
+    """Verified, and the watch live (its child process started): the status says so."""
     app = pilot.app
-    for _ in range(200):
-        if app.verified:
+    for _ in range(500):
+        if app.verified and app.watch_state == "live":
             break
         await pilot.pause(0.02)
+    assert app.verified and app.watch_state == "live", (app.verified, app.watch_state, app.watch_detail)
     await pilot.pause(0.1)
 
 
@@ -136,11 +139,25 @@ async def search_all_view(pilot) -> None:
     await pilot.pause(0.2)
 
 
+async def stats_view(pilot) -> None:
+    """The stats screen (`t`): totals, the next sweep, and its three charts."""
+    from spillscope.frontends.tui.stats import StatsScreen
+
+    await _loaded(pilot)
+    await pilot.press("t")
+    for _ in range(300):
+        if isinstance(pilot.app.screen, StatsScreen) and pilot.app.screen.counts:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause(0.2)
+
+
 VIEWS: dict[str, Callable[..., Awaitable[None]]] = {
     "tree": tree_view,
     "reference": reference_view,
     "reader-search": reader_search_view,
     "expired-locator": expired_view,
+    "stats": stats_view,
 }
 #: Views only the snapshot tests check (they show states, not features).
 TEST_VIEWS: dict[str, Callable[..., Awaitable[None]]] = {**VIEWS, "help": help_view, "search-all": search_all_view}

@@ -60,18 +60,22 @@ def test_hostile_text_through_a_pipe_is_inert_and_raw_is_exact(hostile):
     default every control is shown as a symbol (the one rule, util.text.visible) and a note
     says so; --raw is the exact bytes."""
     path, tool, texts = hostile
-    for i, text in enumerate(texts, 1):
-        shown = run("cat", str(path), "--message", str(i))
-        assert shown.returncode == 0, shown.stderr
-        assert shown.stdout == js_utf8(visible(text)) + b"\n", (i, text)
-        assert _inert(shown.stdout), (i, text)
-        if visible(text) != text:
-            assert b"shown as visible symbols" in shown.stderr and b"--raw" in shown.stderr
-        raw = run("cat", str(path), "--message", str(i), "--raw")
-        assert raw.returncode == 0 and raw.stdout == js_utf8(text), (i, text)  # nothing added
-    whole = run("cat", str(path))
-    assert whole.returncode == 0 and _inert(whole.stdout)
-    assert whole.stdout.decode().count("### Message ") == len(texts)
+
+    def whole(show) -> bytes:
+        return js_utf8("".join(f"{'' if i == 1 else chr(10)}### Message {i}: user\n\n{show(t)}\n"
+                               for i, t in enumerate(texts, 1)))
+
+    shown = run("cat", str(path))
+    assert shown.returncode == 0 and shown.stdout == whole(visible) and _inert(shown.stdout)
+    assert b"control character(s) shown as visible symbols" in shown.stderr and b"--raw" in shown.stderr
+    raw = run("cat", str(path), "--raw")
+    assert raw.returncode == 0 and raw.stdout == whole(lambda t: t) and raw.stderr == b""
+    # One message: its text shown inert and a newline; --raw: exactly its text, nothing added.
+    for i in (1, texts.index("a \x1b]0;pwned\x07 z") + 1, len(texts) - 1, len(texts)):
+        one = run("cat", str(path), "--message", str(i))
+        assert one.returncode == 0 and one.stdout == js_utf8(visible(texts[i - 1])) + b"\n", i
+        one_raw = run("cat", str(path), "--message", str(i), "--raw")
+        assert one_raw.returncode == 0 and one_raw.stdout == js_utf8(texts[i - 1]), i
     out = run("cat", str(tool))
     assert out.returncode == 0 and _inert(out.stdout) and out.stdout == js_utf8(visible("".join(texts))) + b"\n"
     assert run("cat", str(tool), "--raw").stdout == tool.read_bytes()

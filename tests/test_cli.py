@@ -57,7 +57,9 @@ def test_ls_json_shape(demo):
 def test_ls_human_table(demo):
     out = run("ls", str(demo.root), "--logs", str(demo.logs), check=True).stdout.decode()
     assert "demo-tools" in out and "session-reference-transcript" in out and "expired-locator" in out
-    assert "(3 sessions, 5 artifacts)" in out and "  1 artifact  0700" in out and "  0 artifacts  0700" in out
+    total = sum(p.stat().st_size for p in demo.root.glob("session-*/*"))
+    assert f"(3 sessions, 5 artifacts, {human_size(total)})" in out
+    assert re.search(r"  1 artifact  [0-9.]+ KiB  0700", out) and "  0 artifacts  0 B  0700" in out
     assert re.search(r"-pytest\.txt  \[orphan-artifact\]\n", out)
 
 

@@ -34,7 +34,8 @@ def test_verify_json_on_a_claude_projects_dir_without_logs(projects: Path) -> No
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["agent"] == "claude" and data["ok"] is True and data["findings"] == []
-    assert data["notices"] == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "rebaseHint": None}
+    assert data["notices"] == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "nothingChecked": None,
+                               "rebaseHint": None}
     assert set(data) >= {"summary", "findings", "failOn", "notices", "ok"}
 
 
@@ -91,7 +92,8 @@ def test_a_tree_no_agent_wrote_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert b"no agent's spill layout found here" in proc.stderr and b"--agent NAME" in proc.stderr
     forced = run("verify", str(tmp_path), "--agent", "claude")
-    assert forced.returncode == 1 and b"no Claude Code transcript or spill file here" in forced.stdout
+    # Nothing checked: exit 3, as dsh's verify (docs/cli.md), never OK.
+    assert forced.returncode == 3 and b"NOTHING CHECKED: no Claude Code transcript or spill file here" in forced.stdout
     assert run("verify", str(tmp_path), "--agent", "nope").returncode == 2
 
 
@@ -102,7 +104,7 @@ def test_agent_dsh_forces_the_dsh_inspector(projects: Path) -> None:
     assert any(f["code"] == "unexpected-entry" for f in data["findings"])
 
 
-@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 8), ("qwen", "qwen/home", 6),
+@pytest.mark.parametrize("agent,tree,files", [("gemini", "gemini/tmp", 9), ("qwen", "qwen/home", 6),
                                                ("opencode", "opencode/share", 5)])
 def test_verify_json_has_the_same_shape_for_every_agent(agent: str, tree: str, files: int) -> None:
     path = Path(__file__).parent / "fixtures" / tree
@@ -149,3 +151,42 @@ def test_prune_applies_the_agents_rule_but_never_what_a_recent_transcript_names(
     # What is left is what the notices now call expired, nothing else.
     after = json.loads(run("verify", str(root), "--json").stdout)
     assert {f["code"] for f in after["findings"]} <= {"expired-locator"}
+
+
+def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) -> None:
+    """`spillscope PATH` is `tui PATH`: on another agent's tree it is the agents' app
+    (run under Pilot in tests/test_tui_agents.py); serve is refused with what to use instead."""
+    from spillscope.frontends.cli import agents
+    from spillscope.frontends.cli.main import build_parser
+
+    args = build_parser().parse_args(["tui", str(projects)])
+    agents.choose(args)
+    assert args.func is agents.cmd_tui and args.dialect.name == "claude"
+    proc = run("serve", str(projects))
+    assert proc.returncode == 2 and b"serve reads dsh spill roots only" in proc.stderr
+
+
+def test_watch_reports_an_agents_spill_files_and_transcripts(tmp_path: Path) -> None:
+    import signal
+
+    from test_watch import WatchProcess
+
+    tree = tmp_path / "projects"
+    shutil.copytree(FIXTURES / "wsd-dev-02-20260119-142117", tree / "p")
+    (spill,) = tree.glob("p/*/tool-results/*")
+    (log,) = tree.glob("p/*.jsonl")
+    watch = WatchProcess(tree, "--initial")
+    try:
+        first = watch.wait_for(lambda e: e["path"] == str(spill))
+        assert first["event"] == "added" and first["kind"] == "spill" and first["agent"] == "claude"
+        new = spill.with_name("toolu_01NewSpill.txt")
+        new.write_text("fresh output\n")
+        assert watch.wait_for(lambda e: e["path"] == str(new))["event"] == "added"
+        with open(log, "a") as f:
+            f.write("{}\n")
+        ev = watch.wait_for(lambda e: e["path"] == str(log) and e["event"] == "modified")
+        assert ev["kind"] == "transcript"
+        new.unlink()
+        assert watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")["size"] is None
+    finally:
+        assert watch.stop(signal.SIGINT) == 0

@@ -63,7 +63,8 @@ def test_real_sessions_every_spill_file_linked_and_verified(projects: Path) -> N
     notices = [k for k in report.links if k.form == "persisted-output"]
     assert len(notices) == 1 and notices[0].checks == ("exists", "prefix", "size-label", "bytes")
     assert all(k.checks == ("bytes",) for k in report.links if k.form == "full-text")
-    assert report.notices() == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "rebaseHint": None}
+    assert report.notices() == {"found": 20, "checked": 20, "unchecked": 0, "noLocator": 0, "nothingChecked": None,
+                                "rebaseHint": None}
     # Every kind of transcript was read: main, subagents/, and the older top-level agent-*.jsonl.
     kinds = {("subagents" in t.path, os.path.basename(t.path).startswith("agent-")) for t in report.transcripts}
     assert kinds == {(False, False), (True, True), (False, True)}
@@ -72,6 +73,9 @@ def test_real_sessions_every_spill_file_linked_and_verified(projects: Path) -> N
 def test_detected_as_claude_from_the_projects_dir_and_one_project(projects: Path) -> None:
     assert detect(str(projects)).name == "claude"
     assert detect(str(projects / "wsd-dev-02-20260119-142117")).name == "claude"
+    # ~/.claude itself: its projects dir is read (projects here is a copy named "projects").
+    home = projects.parent
+    assert detect(str(home)).name == "claude" and len(_inspect(home).files) == 20
 
 
 def test_nothing_matches_is_a_clear_error(tmp_path: Path) -> None:
@@ -335,3 +339,24 @@ def test_newer_builds_persisted_output_path_and_content_replacement(projects: Pa
     report = _inspect(dest)
     assert [f.code for f in report.findings] in (["size-label-mismatch"], ["bytes-mismatch"])
     assert len(report.findings) == 1
+
+
+def test_a_read_of_another_projects_spill_file_is_not_this_projects_expiry(projects: Path, tmp_path: Path) -> None:
+    """In a real ~/.claude/projects, a session may read another project's tool-results file
+    by its absolute path: that names the other project's file, not a missing one here."""
+    root = tmp_path / "projects"
+    a, b = root / "-home-me-a", root / "-home-me-b"
+    shutil.copytree(projects / "barebones-2122-20260128-152044", a)
+    shutil.copytree(projects / "wsd-dev-02-20260119-142117", b)
+    (spill,) = b.glob("*/tool-results/*")
+    (log,) = a.glob("*.jsonl")
+    other = f"/home/me/.claude/projects/-home-me-b/{spill.parent.parent.name}/tool-results/{spill.name}"
+    use = {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_01CrossRead", "name": "Read", "input": {"file_path": other}}]}}
+    result = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_01CrossRead", "content": "     1\tdocs/…"}]}}
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps(use) + "\n" + json.dumps(result) + "\n")
+    report = _inspect(root)
+    assert report.findings == []
+    assert report.status_of()[str(spill)].status == "verified"

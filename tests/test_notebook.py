@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 import spillscope
+import spillscope.spill.naming
 from spillscope.util.text import js_utf8
 from spillscope.frontends.demo import write_demo
 from spillscope.frontends.notebook import esc
@@ -48,6 +50,9 @@ def test_example_notebook_executes_and_renders(tmp_path, monkeypatch):
     assert "characters;" in text_out
     assert "EXPIRED" in html_outputs(code[5]) or "expired-locator" in html_outputs(code[5])
     assert all(o.get("output_type") != "error" for c in code for o in c.outputs)
+    stats_html = html_outputs(code[7])
+    assert "Spill volume by day" in stats_html and stats_html.count("<svg") == 3 and "demo-tools" in stats_html
+    assert "tool-output" in "".join(o.get("data", {}).get("text/plain", "") for o in code[8].outputs)
 
 
 def test_untrusted_text_is_escaped_and_visible(tmp_path):
@@ -83,3 +88,32 @@ async def test_async_watch_yields_events(tmp_path):
     (session / "abcabcabcabc-bash.txt").write_text("new")
     ev = await asyncio.wait_for(task, 10)
     assert ev.event == "added" and ev.path.endswith("abcabcabcabc-bash.txt")
+
+
+def test_stats_tables_go_to_pandas_and_arrow_and_the_chart_is_inert(tmp_path, monkeypatch):
+    import sys
+
+    from spillscope.frontends.demo import _write_log
+
+    demo = write_demo(tmp_path / "demo")
+    evil = "<script>alert(1)</script>\x1b[31m"
+    _write_log(demo.logs, evil, "/w", [])  # a session id that is markup and an escape sequence
+    (demo.root / spillscope.spill.naming.session_dir_name(evil)).mkdir(mode=0o700)
+    (demo.root / spillscope.spill.naming.session_dir_name(evil) / "000000000001-bash.txt").write_bytes(b"x" * 99999)
+    view = spillscope.open(demo.root, demo.logs).stats()
+    records = view.to_records()
+    assert len(records) == len(view) and records[0].keys() == set(view.columns)
+    frame = view.to_pandas()
+    assert list(frame.columns) == list(view.columns) and frame["bytes"].sum() == view.stats.totals.bytes
+    arrow = view.to_arrow()
+    assert arrow.num_rows == len(view) and arrow.column("bytes").to_pylist() == [r["bytes"] for r in records]
+    assert view.table("days").to_pandas()["bytes"].sum() == view.stats.totals.bytes
+    page = view._repr_html_()
+    assert "<script>alert" not in page and "&lt;script&gt;" in page and "\x1b" not in page and "␛[31m" in page
+    assert page.count("<svg") == 3
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        view.to_pandas()
+    with pytest.raises(ImportError, match="pip install pyarrow"):
+        view.to_arrow()

@@ -17,7 +17,7 @@ import pytest
 from spillscope.frontends.demo import write_demo
 from spillscope.inspect.verify.coverage import NOTHING_CHECKED, coverage, nothing_checked
 from spillscope.inspect.findings import CODES
-from spillscope.inspect.verify import inspect_root
+from spillscope.inspect.verify.inspection import inspect_root
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -185,3 +185,9 @@ def test_the_notebook_says_nothing_was_checked(demo):
     assert "no notice checked: no session logs given" in repr(insp)
     assert "<div class=bad>no notice checked: no session logs given" in insp._repr_html_()
     assert "no notice checked" not in repr(spillscope.open(demo.root, demo.logs))
+    # insp.verify()'s table: "0 findings" from checking nothing never stands alone.
+    table = insp.verify()
+    assert repr(table).splitlines()[1].startswith("no notice checked: no session logs given")
+    assert "<div class=bad>no notice checked" in table._repr_html_()
+    assert "no notice checked" in repr(table.where("warning"))
+    assert "no notice checked" not in repr(spillscope.open(demo.root, demo.logs).verify())

@@ -312,8 +312,9 @@ def test_the_export_key_in_a_browser_writes_nothing_on_the_server(tmp_path):
         asyncio.run(run())
     finally:
         served.stop()
-    assert sorted(p.name for p in cwd.iterdir()) == [], "the browser wrote into the server's cwd"
-    assert not typed.exists(), "the browser wrote to a path it typed"
+    # (in the server's cwd, at the path it typed): nothing
+    written = (sorted(p.name for p in cwd.iterdir()), typed.exists())
+    assert written == ([], False), f"the browser wrote on the server: {written}"
     assert downloads, "the export reached the browser as no download"
     assert downloads[0] == js_utf8(read_transcript(art).messages[0].text)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from spillscope.frontends.demo import _write_log, write_demo
+from spillscope.frontends.format import human_size
 from spillscope.inspect.stats import dsh_stats
 from spillscope.inspect.stats import dsh as dsh_source
 from spillscope.spill import LocalSpillStore, RETRIEVAL_HINT
@@ -274,3 +275,91 @@ def test_untrusted_text_in_names_is_inert(tmp_path):
 def user_row() -> dict:
     return {"type": "user/message", "surfaceOp": "append",
             "data": {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}, "role": "user", "id": "u"}}
+
+
+# --- ls: --sort, --session, --kind, --older-than, --finding, byte totals --------------------
+
+def ls_json(*args: str) -> dict:
+    proc = run("ls", *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_ls_json_byte_totals_equal_the_walk_in_both_paths(tree):
+    root, logs, _ = tree
+    files, total, per_session, _, _ = walk_sizes(root)
+    for data in (ls_json(str(root)), ls_json(str(root), "--logs", str(logs))):  # the fast path; the full one
+        assert data["totals"] == {"sessions": len(per_session), "artifacts": files, "bytes": total}
+        assert {s["dir"]: s["bytes"] for s in data["sessions"]} == dict(per_session)
+    human = run("ls", str(root)).stdout.splitlines()[0]
+    assert human.endswith(f"({len(per_session)} sessions, {files} artifacts, {human_size(total)})")
+
+
+def test_ls_sort_by_size_and_age(tree):
+    root, _, _ = tree
+    by_size = ls_json(str(root), "--sort", "size")
+    assert [s["bytes"] for s in by_size["sessions"]] == sorted((s["bytes"] for s in by_size["sessions"]), reverse=True)
+    for s in by_size["sessions"]:
+        assert [a["size"] for a in s["artifacts"]] == sorted((a["size"] for a in s["artifacts"]), reverse=True)
+    by_age = ls_json(str(root), "--sort", "age")
+    oldest = [max((a["ageSeconds"] for a in s["artifacts"]), default=-1) for s in by_age["sessions"]]
+    assert oldest == sorted(oldest, reverse=True) and oldest[0] > 59 * DAY
+    assert by_age["totals"] == by_size["totals"] == ls_json(str(root))["totals"]  # sorting drops nothing
+
+
+def test_ls_filters(tree):
+    root, logs, named = tree
+    everything = ls_json(str(root))
+    one = everything["sessions"][5]
+    for key in (one["dir"], one["dir"][len("session-"):]):
+        only = ls_json(str(root), "--session", key)
+        assert [s["dir"] for s in only["sessions"]] == [one["dir"]]
+    by_id = ls_json(str(root), "--session", "s-5", "--logs", str(logs))  # a session id, hashed to its dir
+    assert [s["dir"] for s in by_id["sessions"]] == [session_dir_name("s-5")]
+    old = ls_json(str(root), "--older-than", "30d")
+    ages = [a["ageSeconds"] for s in old["sessions"] for a in s["artifacts"]]
+    expected = [p for p, _ in walk_sizes(root)[4].items() if os.lstat(p).st_mtime < NOW - 30 * DAY]
+    assert len(ages) == len(expected) and min(ages) > 30 * DAY
+    assert old["totals"]["bytes"] == sum(walk_sizes(root)[4][p] for p in expected)
+    assert ls_json(str(root), "--kind", "session-reference-transcript")["sessions"] == []
+    orphans = ls_json(str(root), "--logs", str(logs), "--finding", "orphan-artifact")
+    shown = {a["path"] for s in orphans["sessions"] for a in s["artifacts"]}
+    regular = {p for p in walk_sizes(root)[4] if not os.path.islink(p)}
+    assert shown == regular - set(named)
+    assert {f["code"] for f in orphans["findings"]} == {"orphan-artifact"}
+    bad = run("ls", str(root), "--finding", "no-such-code")
+    assert bad.returncode == 2 and "unknown finding code" in bad.stderr
+
+
+# --- another agent through its dialect's report ---------------------------------------------
+
+def test_claude_code_projects_through_the_dialect(tmp_path):
+    from spillscope.dialects import Options, get
+
+    projects = tmp_path / "projects"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude" / "projects", projects)
+    old = NOW - 45 * DAY  # past Claude Code's default cleanupPeriodDays (30)
+    for p in projects.rglob("*"):
+        os.utime(p, (old, old), follow_symlinks=False)
+    proc = run("stats", str(projects), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    spills = [p for p in projects.rglob("tool-results/*")]
+    assert data["agents"][0]["agent"] == "claude"
+    assert (data["totals"]["files"], data["totals"]["bytes"]) == (len(spills), sum(p.lstat().st_size for p in spills))
+    assert {p["project"] for p in data["projects"]} == {d.name for d in projects.iterdir()}
+    report = get("claude").inspect(str(projects), Options(now=time.time(), check_content=False))
+    assert sorted(c["path"] for c in data["sweep"]["candidates"]) == sorted(report.past_retention)
+    assert data["sweep"]["files"] == len(report.past_retention) > len(spills)  # transcripts are swept too
+    assert run("stats", str(projects), "--agent", "nobody").returncode == 2
+
+
+def test_ages_count_back_from_now(tmp_path):
+    root = tmp_path / "root"
+    d = root / session_dir_name("a")
+    for i, (age, size) in enumerate([(0.25, 10), (1.5, 20), (1.6, 5), (2.75, 40), (40.5, 80)]):
+        plant(d / f"{i:012x}-bash.txt", age, size)
+    s = dsh_stats(root, now=NOW)
+    # Ages in whole days, each within half an hour of the file's own (none is that near an edge).
+    assert {a.days: a.bytes for a in s.ages} == {0: 10, 1: 25, 2: 40, 40: 80}
+    assert sum(d.bytes for d in s.days) == 155

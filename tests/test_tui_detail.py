@@ -149,3 +149,17 @@ def test_breakable_text_breaks_only_where_it_may(pieces, width):
     out = shown.export_text().split("\n")
     assert all(cell_len(o) <= width for o in out)
     assert "".join(o.rstrip() for o in out).replace(" ", "") == line.replace(" ", "")
+
+
+async def test_a_tool_spills_status_comes_right_after_its_name(demo):
+    app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.verified)
+        tree = app.query_one(BrowseTree)
+        spills = [n for n in nodes(tree) if n.data is not None and n.data.kind == "tool-spill"]
+        assert spills
+        for node in spills:
+            await select(pilot, tree, node)
+            await pilot.pause(0.1)
+            rows = shown_rows(app, app.query_one("#info-pane"))
+            assert rows[0].startswith("Tool spill") and rows[1].startswith(f"status   {node.data.obj.status}"), rows

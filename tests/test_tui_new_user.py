@@ -16,7 +16,7 @@ from spillscope.reference.join import join_offset
 from spillscope.reference.retention import truncate_with_notice
 from spillscope.frontends.tui.app import SpillscopeApp
 from spillscope.inspect.search.records import MAX_HITS
-from spillscope.frontends.tui.screens import ConfirmScreen, Goto, HelpScreen, PromptScreen, ReaderScreen
+from spillscope.frontends.tui.screens import ConfirmScreen, Goto, PromptScreen, ReaderScreen
 from spillscope.frontends.tui.textview import TextView
 from spillscope.frontends.tui.widgets import BrowseTree
 

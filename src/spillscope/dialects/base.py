@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Literal
 
 from ..inspect.findings import SEVERITY_RANK, Finding
+from ..inspect.verify.coverage import why_nothing_checked
 
 #: What became of one link: ``verified`` (every check the notice allows passed), ``linked``
 #: (the file is there, the notice offers nothing to compare), ``mismatch`` (a check failed:
@@ -138,8 +139,10 @@ class Report:
         found = len(self.links)
         checked = sum(1 for k in self.links if k.status not in ("unchecked",))
         unchecked = sum(1 for k in self.links if k.status == "unchecked" and k.named is not None)
+        # dsh's rule for having checked no notice; an agent's transcripts are its session logs.
+        why = None if checked else why_nothing_checked(True, len(self.transcripts), found, unchecked)
         return {"found": found, "checked": checked, "unchecked": unchecked,
-                "noLocator": found - checked - unchecked, "rebaseHint": None}
+                "noLocator": found - checked - unchecked, "nothingChecked": why, "rebaseHint": None}
 
     def status_of(self) -> dict[str, Link]:
         """The link of each spill file, by path."""
@@ -171,6 +174,33 @@ class Dialect(ABC):
     def texts(self, tree: str) -> Iterator[tuple[str, str]]:
         """Every file ``grep`` searches, with its kind (``spill`` or ``transcript``)."""
         return iter(())
+
+
+class LayoutDialect(Dialect):
+    """A dialect whose rules live in its package's ``layout`` module, imported when first used
+    (detecting a dsh root costs no other agent's code): ``detect(tree) -> float``,
+    ``inspect_tree(tree, options) -> Report``, ``retention_rule(tree)`` and ``texts(tree)``."""
+
+    def _layout(self) -> Any:
+        import importlib
+
+        return importlib.import_module(f"{type(self).__module__}.layout")
+
+    def detect(self, tree: str) -> float:
+        score: float = self._layout().detect(tree)
+        return score
+
+    def inspect(self, tree: str, options: Options) -> Report:
+        report: Report = self._layout().inspect_tree(tree, options)
+        return report
+
+    def retention(self, tree: str) -> RetentionRule | None:
+        rule: RetentionRule | None = self._layout().retention_rule(tree)
+        return rule
+
+    def texts(self, tree: str) -> Iterator[tuple[str, str]]:
+        texts: Iterator[tuple[str, str]] = self._layout().texts(tree)
+        return texts
 
 
 def lstat_file(path: str, session: str | None) -> SpillFile | None:

@@ -268,17 +268,46 @@ def _newlines(buf: "mmap.mmap", start: int, end: int, piece: int = 1 << 24) -> i
     return total
 
 
-def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...],
-                session: str | None = None) -> Iterable[Text]:
-    """The strings of each record of a JSON Lines transcript whose raw line holds one of ``wanted``."""
+def open_transcript(t: Transcript, findings: list[Finding]) -> BinaryIO | None:
+    """A transcript opened without following a symlink, or None and an ``unreadable`` finding."""
     from ..util.fs import open_regular
-    from ..util.text import loads_exact
 
     try:
-        f = os.fdopen(open_regular(t.path), "rb")
+        return os.fdopen(open_regular(t.path), "rb")
     except OSError as exc:
         findings.append(finding("unreadable", path=t.path, session=t.session,
                                 detail=f"cannot read the transcript: {exc.strerror or exc}"))
+        return None
+
+
+#: What :func:`read_json` returns for a file it could not use (the finding says why).
+UNUSABLE = object()
+
+
+def read_json(t: Transcript, findings: list[Finding]) -> object:
+    """A whole-file JSON transcript (a legacy chat, an OpenCode part), or :data:`UNUSABLE`."""
+    from ..util.text import loads_exact
+
+    f = open_transcript(t, findings)
+    if f is None:
+        return UNUSABLE
+    try:
+        with f:
+            return loads_exact(f.read())
+    except OSError as exc:
+        findings.append(finding("unreadable", path=t.path, detail=f"cannot read it: {exc.strerror or exc}"))
+    except ValueError as exc:
+        findings.append(finding("malformed-log", path=t.path, detail=f"not JSON: {exc}"))
+    return UNUSABLE
+
+
+def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...],
+                session: str | None = None) -> Iterable[Text]:
+    """The strings of each record of a JSON Lines transcript whose raw line holds one of ``wanted``."""
+    from ..util.text import loads_exact
+
+    f = open_transcript(t, findings)
+    if f is None:
         return
     with f:
         for lineno, raw in lines_holding(f, wanted):

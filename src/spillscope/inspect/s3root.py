@@ -121,16 +121,18 @@ def _with_progress(objects: Iterator[dict[str, Any]], sessions: dict[str, Sessio
 
 def listing_json_s3(root: str, now: float, progress: ProgressFn | None = None) -> str:
     """The no-logs ``ls --json`` of an S3 root: the same records as a local listing."""
-    from .scan.listing import ascii_json, codes_by_path, session_record
+    from .scan.listing import ascii_json, codes_by_path, listing_totals, session_record
 
     scan = scan_s3_root(root, progress=progress)
     codes = codes_by_path(scan.findings)
     findings = [f.to_json() for f in scan.findings]
+    sessions = [session_record(s, None, codes, now) for s in scan.sessions]
     return ascii_json({
         "root": scan.root,
-        "sessions": [session_record(s, None, codes, now) for s in scan.sessions],
+        "sessions": sessions,
         "findings": findings,
         "summary": dict(sorted(Counter(f["code"] for f in findings).items())),
+        "totals": listing_totals(sessions),
     })
 
 

@@ -72,10 +72,15 @@ def is_project(path: str) -> bool:
 
 
 def project_dirs(tree: str) -> list[str]:
-    """The project dirs in ``tree``: itself, or its children (a projects dir)."""
+    """The project dirs in ``tree``: itself, its children (a projects dir), or the children of
+    its ``projects`` dir (``~/.claude`` itself)."""
     if is_project(tree):
         return [tree]
-    return [e.path for e in _entries(tree) if e.is_dir(follow_symlinks=False) and is_project(e.path)]
+    found = [e.path for e in _entries(tree) if e.is_dir(follow_symlinks=False) and is_project(e.path)]
+    projects = os.path.join(tree, "projects")
+    if not found and os.path.isdir(projects) and not os.path.islink(projects):
+        found = [e.path for e in _entries(projects) if e.is_dir(follow_symlinks=False) and is_project(e.path)]
+    return found
 
 
 def scan_project(path: str) -> Project:

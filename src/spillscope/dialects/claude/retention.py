@@ -25,6 +25,8 @@ def claude_home(tree: str) -> str | None:
     for candidate in (path, os.path.dirname(path)):
         if os.path.basename(candidate) == "projects":
             return os.path.dirname(candidate)
+    if os.path.isdir(os.path.join(path, "projects")):
+        return path  # ~/.claude itself
     return None
 
 

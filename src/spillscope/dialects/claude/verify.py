@@ -34,10 +34,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
-from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
-from ..engine import lines_holding
+from ..engine import lines_holding, open_transcript
 from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
 from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
 from .notice import NoticeError, is_notice, parse_notice, size_label_of
@@ -151,11 +150,8 @@ class _Pass:
     # -- reading a transcript ------------------------------------------------------------
 
     def _read(self, t: Transcript) -> None:
-        try:
-            f = os.fdopen(open_regular(t.path), "rb")
-        except OSError as exc:
-            self.report.findings.append(finding("unreadable", path=t.path, session=t.session,
-                                                detail=f"cannot read the transcript: {exc.strerror or exc}"))
+        f = open_transcript(t, self.report.findings)
+        if f is None:
             return
         with f:
             for lineno, raw in lines_holding(f, _WANTED):
@@ -204,8 +200,19 @@ class _Pass:
         parts = _SPLIT.split(named.strip())
         if (len(parts) >= 3 and parts[-2] == TOOL_RESULTS and SESSION_ID.match(parts[-3])
                 and parts[-1] not in ("", ".", "..") and "\x00" not in parts[-1]):
+            if len(parts) >= 4 and self._another_project(parts[-4]):
+                return None  # another project's file (read from here): that project's pass checks it
             return os.path.join(self.project.path, parts[-3], TOOL_RESULTS, parts[-1])
         return None
+
+    def _another_project(self, slug: str) -> bool:
+        """``slug`` names a sibling project dir, not this one. (A copied or renamed project dir —
+        the public corpus's are named by trial time — has no sibling of its recorded slug, and its
+        paths resolve here by their session and file name.)"""
+        here = self.project.path
+        if slug in ("", ".", "..") or "\x00" in slug or slug == os.path.basename(here):
+            return False
+        return os.path.isdir(os.path.join(os.path.dirname(here), slug))
 
     def _evidence(self, path: str, t: Transcript, line: int, session: str | None, form: str, named: str | None,
                   notice: str) -> _Evidence:
@@ -245,9 +252,10 @@ class _Pass:
             files = self.by_id[tool_use_id]
             own = [f for f in files if f.session == session] or files
             for f in own:
-                notice = text if text is not None else ""
+                # No notice to keep: the model's view of a full-text result is not in the transcript,
+                # and a copy of each result's head would make a link per file weigh kilobytes.
                 ev = self._evidence(f.path, t, line, session, "full-text" if text is not None else "tool-result-id", None,
-                                    notice[:2000])
+                                    "")
                 if text is None or not self.options.check_content:
                     continue
                 data = self._load(f, ev, t, line, session)

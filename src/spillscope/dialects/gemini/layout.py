@@ -6,16 +6,15 @@ import functools
 import os
 from typing import Iterator
 
-from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ...inspect.findings import Finding, finding
 from ..base import Options, Report, RetentionRule
-from ..engine import Layout, Text, jsonl_texts, json_strings, link_and_check, lstat_dir, resolve_under, transcript
+from ..engine import UNUSABLE, Layout, Text, jsonl_texts, read_json, json_strings, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 
 TOOL_OUTPUTS = "tool-outputs"
 CHATS = "chats"
-_WANTED = (b"Output too large", b"tool_output_masked")
+_WANTED = (b"Output too large", b"tool_output_masked", b"Tool output exceeded size limit")
 
 
 def _is_project(path: str) -> bool:
@@ -40,6 +39,17 @@ def project_dirs(tree: str) -> list[str]:
             return sorted(e.path for e in it if e.is_dir(follow_symlinks=False) and _is_project(e.path))
     except OSError:
         return []
+
+
+def detect(tree: str) -> float:
+    return 0.9 if project_dirs(tree) else 0.0
+
+
+def texts(tree: str) -> Iterator[tuple[str, str]]:
+    for p in project_dirs(tree):
+        layout = scan(p)
+        yield from ((f.path, "spill") for f in layout.files if f.is_regular)
+        yield from ((t.path, "transcript") for t in layout.transcripts if t.path.endswith(".jsonl"))
 
 
 def scan(project: str) -> Layout:
@@ -80,14 +90,8 @@ def _texts(layout: Layout, findings: list[Finding]) -> Iterator[Text]:
         if t.path.endswith(".jsonl"):
             yield from jsonl_texts(t, findings, _WANTED)
             continue
-        try:
-            with os.fdopen(open_regular(t.path), "rb") as f:
-                data = loads_exact(f.read())
-        except OSError as exc:
-            findings.append(finding("unreadable", path=t.path, detail=f"cannot read the transcript: {exc.strerror or exc}"))
-            continue
-        except ValueError as exc:
-            findings.append(finding("malformed-log", path=t.path, detail=f"not JSON: {exc}"))
+        data = read_json(t, findings)
+        if data is UNUSABLE:
             continue
         session = data.get("sessionId") if isinstance(data, dict) and isinstance(data.get("sessionId"), str) else None
         for s in json_strings(data):

@@ -92,11 +92,22 @@ def _first_unit(a: bytes, b: bytes) -> int:
     return first_difference(a, b) // 2
 
 
+#: Distillation (``context/toolDistillationService.ts`` 116-240, ``context/truncation.ts`` 18-19):
+#: a proportionally truncated text under this prefix, then ``\n\nFull output saved to: ${savedPath}``
+#: (and maybe an intent summary). The file holds the whole text (or ``JSON.stringify`` of the parts):
+#: only its presence is checked.
+DISTILLED = "[Message Normalized: Tool output exceeded size limit]"
+_DISTILLED_PATH = re.compile(r"\n\nFull output saved to: (?P<path>[^\n]+)(?:\Z|\n\n--- Strategic Significance)")
+
+
 def parse(text: str) -> Notice | None:
     if text.startswith(TRUNCATED):
         return _truncated(text)
     if text.startswith(MASKED_OPEN):
         return _masked(text)
+    if text.startswith(DISTILLED):
+        m = _DISTILLED_PATH.search(text)
+        return None if m is None else Notice("distilled", m.group("path"), (), text)
     return None
 
 

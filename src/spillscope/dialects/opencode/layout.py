@@ -22,10 +22,9 @@ import sqlite3
 from typing import Iterator
 
 from ...inspect.findings import Finding, finding
-from ...util.fs import open_regular
 from ...util.text import loads_exact
 from ..base import Options, Report, RetentionRule, Transcript
-from ..engine import Layout, Notice, link_and_check, lstat_dir, resolve_under, transcript
+from ..engine import UNUSABLE, Layout, Notice, read_json, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 
 TOOL_OUTPUT = "tool-output"
@@ -41,6 +40,21 @@ def data_dir(tree: str) -> str | None:
                 or os.path.isdir(os.path.join(candidate, "storage", "part"))):
             return candidate
     return None
+
+
+def detect(tree: str) -> float:
+    return 0.9 if data_dir(tree) is not None else 0.0
+
+
+def retention_rule(tree: str) -> RetentionRule:
+    return RULE
+
+
+def texts(tree: str) -> Iterator[tuple[str, str]]:
+    layout = scan(tree)
+    yield from ((f.path, "spill") for f in layout.files if f.is_regular)
+    # opencode.db is not JSON Lines: grep searches the spill files and the JSON parts.
+    yield from ((t.path, "transcript") for t in layout.transcripts if t.path.endswith(".json"))
 
 
 def scan(tree: str) -> Layout:
@@ -76,14 +90,8 @@ def _parts(layout: Layout, findings: list[Finding]) -> Iterator[_Part]:
         if t.path.endswith(".db"):
             yield from _db_parts(t, findings)
             continue
-        try:
-            with os.fdopen(open_regular(t.path), "rb") as f:
-                data = loads_exact(f.read())
-        except OSError as exc:
-            findings.append(finding("unreadable", path=t.path, detail=f"cannot read the part: {exc.strerror or exc}"))
-            continue
-        except ValueError as exc:
-            findings.append(finding("malformed-log", path=t.path, detail=f"not JSON: {exc}"))
+        data = read_json(t, findings)
+        if data is UNUSABLE:
             continue
         session = data.get("sessionID") if isinstance(data, dict) else None
         yield _Part(t, 1, session if isinstance(session, str) else None, data)

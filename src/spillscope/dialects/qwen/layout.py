@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from typing import Iterator
 
 from ...inspect.findings import Finding, finding
 from ..base import Options, Report, RetentionRule
@@ -64,6 +65,20 @@ def _subdirs(path: str) -> list[str]:
             return sorted(e.path for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
+
+
+def detect(tree: str) -> float:
+    return 0.9 if runtime_base(tree) is not None else 0.0
+
+
+def retention_rule(tree: str) -> RetentionRule:
+    return RULE
+
+
+def texts(tree: str) -> Iterator[tuple[str, str]]:
+    layout = scan(tree)
+    yield from ((f.path, "spill") for f in layout.files if f.is_regular)
+    yield from ((t.path, "transcript") for t in layout.transcripts)
 
 
 def scan(tree: str) -> Layout:

@@ -41,19 +41,25 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if result.report.errors else 0
 
 
+def pattern_text(args: argparse.Namespace) -> str:
+    """grep's PATTERN as given, or decoded from JSON with ``--json-pattern``."""
+    text = args.pattern
+    if args.json_pattern:
+        try:
+            text = loads_exact(text)
+        except ValueError as exc:
+            raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
+        if not isinstance(text, str):
+            raise UsageError("--json-pattern: PATTERN is not a JSON string")
+    return str(text)
+
+
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from .grep import GrepError, grep
     from ...inspect.search.pattern import Pattern
 
     try:
-        text = args.pattern
-        if args.json_pattern:
-            try:
-                text = loads_exact(text)
-            except ValueError as exc:
-                raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
-            if not isinstance(text, str):
-                raise UsageError("--json-pattern: PATTERN is not a JSON string")
+        text = pattern_text(args)
         mode = "files" if args.files_with_matches else "count" if args.count else "hits"
         return grep(args.root, Pattern(text, regex=args.regex, ignore_case=args.ignore_case), out, sys.stderr,
                     logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count, mode=mode,

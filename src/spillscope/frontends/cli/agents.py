@@ -20,11 +20,11 @@ from ...dialects import DialectError, detect, get
 from ...dialects.base import Options, Report
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...util.text import visible
-from .args import UsageError
+from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
 #: The commands that take a tree (the rest take a file, or write one).
-_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "tui", "serve")
+_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "watch", "tui", "serve")
 
 
 def choose(args: argparse.Namespace) -> None:
@@ -41,7 +41,7 @@ def choose(args: argparse.Namespace) -> None:
         else:
             dialect = detect(root)
     except DialectError as exc:
-        if args.command == "prune" and name is None:
+        if args.command in ("prune", "watch") and name is None:
             return  # dsh's prune: it deletes only in trusted session-<12 hex> dirs, refusing the rest
         raise UsageError(str(exc)) from None
     args.dialect = dialect
@@ -49,10 +49,10 @@ def choose(args: argparse.Namespace) -> None:
         return
     if not os.path.isdir(root):
         raise UsageError(f"{root}: not a directory")
-    if args.command in ("tui", "serve"):
-        raise UsageError(f"the TUI reads dsh spill roots only so far; use `spillscope ls|verify|grep {root}` "
-                         f"for {dialect.title}")
-    args.func = {"ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
+    if args.command == "serve":
+        raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
+                         f"`spillscope ls|verify|grep {root}` for {dialect.title}")
+    args.func = {"tui": cmd_tui, "watch": cmd_watch, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
 
 
 def _listable(root: str) -> bool:
@@ -73,10 +73,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     report = _inspect(args)
     notices = report.notices()
     failing = [f for f in report.findings if f.code in args.fail_on]
-    # A verify that compared nothing must not pass: notices none of which could be checked,
-    # or a forced --agent on a tree where that agent left nothing at all.
-    none_checked = (notices["found"] > 0 and notices["checked"] == 0) or not (report.files or report.transcripts)
-    status = 1 if failing or none_checked else 0
+    # A verify that compared no notice must not pass (dsh's rule and exit status, 3):
+    # notices none of which could be checked, transcripts without a notice, or a forced
+    # --agent on a tree where that agent left nothing at all. Failing findings come first.
+    none_checked = notices["nothingChecked"] is not None
+    status = 1 if failing else NOTHING_CHECKED_STATUS if none_checked else 0
     args.exit_status = status
     if args.json:
         write_json_members(out, {"agent": report.dialect, "summary": report.summary(),
@@ -98,10 +99,13 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     if report.retention is not None:
         out.write(f"retention: {cell(report.retention.source)}: {count(len(report.past_retention), 'file')} past it "
                   f"({cell(report.retention.scope)})\n")
+    verdict = "FAIL" if failing else "NOTHING CHECKED"
     if not (report.files or report.transcripts):
-        out.write(f"FAIL: no {cell(args.dialect.title)} transcript or spill file here\n")
+        out.write(f"{verdict}: no {cell(args.dialect.title)} transcript or spill file here\n")
+    elif none_checked and not notices["found"]:
+        out.write(f"{verdict}: the {count(len(report.transcripts), 'transcript')} hold no spill notice\n")
     elif none_checked:
-        out.write(f"FAIL: none of the {count(notices['found'], 'notice')} could be checked\n")
+        out.write(f"{verdict}: none of the {count(notices['found'], 'notice')} could be checked\n")
     else:
         out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
     return status
@@ -172,23 +176,15 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...dialects.search import TextHit, search_tree
     from ...inspect.scan.listing import ascii_json
     from ...inspect.search.pattern import Pattern, PatternError
-    from ...util.text import loads_exact
+    from .adapters import pattern_text
 
     # The grep conveniences are the dsh search's so far: refused by name, never ignored.
     dsh_only = [flag for flag, given in (("-n", args.line_number), ("-C", args.context), ("-l", args.files_with_matches),
                                          ("-c", args.count), ("--session", args.session), ("--kind", args.kind)) if given]
     if dsh_only:
         raise UsageError(f"grep {' '.join(dsh_only)}: not supported yet for {args.dialect.title} trees (dsh roots only)")
-    text = args.pattern
-    if args.json_pattern:
-        try:
-            text = loads_exact(text)
-        except ValueError as exc:
-            raise UsageError(f"--json-pattern: PATTERN is not JSON: {exc}") from None
-        if not isinstance(text, str):
-            raise UsageError("--json-pattern: PATTERN is not a JSON string")
     try:
-        compiled = Pattern(text, regex=args.regex, ignore_case=args.ignore_case).compile()
+        compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
     except PatternError as exc:
         raise UsageError(str(exc)) from None
     hits = 0
@@ -243,3 +239,36 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         n = len(result.deleted) if args.apply else len(result.delete)
         out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
     return 1 if result.errors else 0
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    from ..tui.agent_app import AgentApp
+
+    AgentApp(args.dialect, args.root).run()
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
+    """One line per added, modified or deleted spill file or transcript, until SIGINT/SIGTERM."""
+    import json
+    import threading
+
+    from ...dialects.watch import poll
+    from .watch import stop_on_signals, utc_stamp
+
+    stop = threading.Event()
+    restore = stop_on_signals(stop)
+    try:
+        for batch in poll(args.dialect, args.root, stop=stop, initial=args.initial):
+            stamp = utc_stamp(time.time())
+            for ch in batch:
+                if args.json:
+                    out.write(json.dumps({"time": stamp, "agent": args.dialect.name, **ch.to_json()},
+                                         ensure_ascii=True) + "\n")
+                else:
+                    out.write(f"{stamp}  {ch.event:<9} {ch.kind:<11} {cell(ch.path)}\n")
+            out.flush()
+    finally:
+        stop.set()
+        restore()
+    return 0

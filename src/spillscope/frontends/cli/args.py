@@ -84,6 +84,12 @@ def parse_fail_on(text: str) -> set[str]:
     return codes
 
 
+def finding_code(text: str) -> str:
+    if text not in CODES:
+        raise argparse.ArgumentTypeError(f"unknown finding code {text!r} (one of: {', '.join(CODES)})")
+    return text
+
+
 def check_root(root: str) -> None:
     """A usage error unless ``root`` is a directory or a reachable ``s3://bucket/prefix``."""
     if root.startswith("s3://"):

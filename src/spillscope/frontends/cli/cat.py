@@ -4,6 +4,11 @@ A transcript is reassembled from its fragment lines; a tool output is its bytes.
 is held whole, so a file of gigabytes streams. The kind follows the inspector's rule: a
 transcript's name and a start that does not depart from its title, or any other file
 whose content is a transcript.
+
+What it writes is decided here, byte for byte (docs/cli.md): by default the text made
+inert wherever it goes (it ends on a terminal through any pipe), each message ending a
+line; ``--raw`` the exact bytes; ``--json`` ASCII JSON. An artifact cut off mid-write, or
+changed while it is read, is said on stderr with exit 1 — never passed off as whole.
 """
 
 from __future__ import annotations
@@ -83,7 +88,6 @@ class _Text:
         if not text:
             return
         self.lone += lone_surrogate_count(text)
-        self.line_open = not text.endswith("\n")
         if not self.raw:
             self.shown += shown_count(text)
             text = visible(text)

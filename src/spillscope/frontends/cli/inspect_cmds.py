@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..format import count, human_age, human_size
 from ...util.text import loads_exact
 from ...inspect.findings import SEVERITY_RANK, Finding
-from ...inspect.scan.listing import listing, listing_json
+from ...inspect.scan.listing import listing, listing_json, select
 from .args import NOTHING_CHECKED_STATUS, UsageError, check_root
 from .output import Chunked, cell, write_json, write_json_members
 from .progress import Progress
@@ -47,18 +47,27 @@ def _check_listable(root: str) -> None:
         raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
 
 
+def _narrowing(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``select`` arguments ``ls`` was given, or None when it lists everything in name order."""
+    asked = {"session": getattr(args, "session", None), "kind": getattr(args, "kind", None),
+             "older_than": getattr(args, "older_than", None), "finding": getattr(args, "finding", None),
+             "sort": getattr(args, "sort", "name")}
+    return asked if any(v is not None for k, v in asked.items() if k != "sort") or asked["sort"] != "name" else None
+
+
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     """A listing: exit 0 however little it found, but an empty root, or logs that link no
     notice, are said in words after the table (a listing is not a check)."""
     now = time.time()
     notes: list[str] = []
     _check_listable(args.root)
+    narrowing = _narrowing(args)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         check_root(args.root)
         with Progress() as progress:
             text = listing_json(args.root, now, progress=progress)
-        if args.json:
+        if args.json and narrowing is None:
             out.write(text)
             out.write("\n")
             return 0
@@ -68,12 +77,14 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
         ins = _run_inspection(args, check_content=True)
         data = listing(ins, now)
-        if args.json:
-            write_json(out, data)
-            return 0
         reason = nothing_checked(ins)
         if reason is not None:
             notes.append(not_checked_line(reason, len(ins.scan.artifacts())))
+    if narrowing is not None:
+        data = select(data, **narrowing)
+    if args.json:
+        write_json(out, data)
+        return 0
     _write_table(data, out)
     out.write("".join(cell(note) + "\n" for note in notes))
     return 0
@@ -81,8 +92,10 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
 def _write_table(data: dict[str, Any], out: TextIO) -> None:
     """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
-    artifacts = sum(s["artifactCount"] for s in data["sessions"])
-    out.write(f"{cell(data['root'])}  ({count(len(data['sessions']), 'session')}, {count(artifacts, 'artifact')})\n")
+    totals = data["totals"]
+    artifacts = totals["artifacts"]
+    out.write(f"{cell(data['root'])}  ({count(totals['sessions'], 'session')}, {count(artifacts, 'artifact')}, "
+              f"{human_size(totals['bytes'])})\n")
     if not artifacts:
         out.write("empty: no artifact in this root" + ("" if data["sessions"] else
                   " (a spill root holds session-<12 hex>/ dirs; is this one?)") + "\n")
@@ -90,7 +103,8 @@ def _write_table(data: dict[str, Any], out: TextIO) -> None:
     for s in data["sessions"]:
         label = s["sessionId"] if s["sessionId"] is not None else "(session id unknown)"
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{cell(s['dir'])}  {cell(label)}  {count(s['artifactCount'], 'artifact')}  {cell(s['mode'])}{cell(badge)}\n")
+        out.write(f"\n{cell(s['dir'])}  {cell(label)}  {count(s['artifactCount'], 'artifact')}  {human_size(s['bytes'])}  "
+                  f"{cell(s['mode'])}{cell(badge)}\n")
         lines = []
         for a in s["artifacts"]:
             listed.add(a["path"])

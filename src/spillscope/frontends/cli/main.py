@@ -20,8 +20,8 @@ import sys
 from typing import TextIO
 
 from ... import __version__
-from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, parse_duration, parse_fail_on,
-                   non_negative_int, port_number, positive_int)
+from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, finding_code, parse_duration,
+                   parse_fail_on, non_negative_int, port_number, positive_int)
 from .agents import choose as choose_agent
 from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
 from .inspect_cmds import cmd_ls, cmd_verify
@@ -34,6 +34,7 @@ from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...dialects import REGISTERED as AGENTS
 from ...inspect.search.pattern import REGEX_SYNTAX
+from ...inspect.scan.listing import SORTS
 from ...inspect.stats.model import TABLES
 
 __all__ = [
@@ -83,14 +84,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
     common(sp)
+    sp.add_argument("--sort", choices=SORTS, default="name", help="size: largest first; age: oldest first (default name)")
+    sp.add_argument("--session", metavar="ID", help="only this session (its id, dir name or 12-hex hash)")
+    sp.add_argument("--kind", choices=("tool-output", "session-reference-transcript", "unknown"), help="only artifacts of this kind")
+    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION", help="only artifacts strictly older than this (e.g. 7d)")
+    sp.add_argument("--finding", type=finding_code, metavar="CODE", help="only artifacts with this finding code (e.g. orphan-artifact)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
     sp.set_defaults(func=cmd_ls)
 
     sp = sub.add_parser("stats", help="where the bytes are: totals by session, tool, kind and day; what the sweep deletes next")
     common(sp)
     sp.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest sessions and files listed (default 10)")
-    sp.add_argument("--retention", type=parse_duration, default=30 * 86400.0, metavar="DURATION",
-                    help="the store's cleanup period the sweep forecast uses (default 30d, as cleanup_period_days)")
+    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                    help="the cleanup period the sweep forecast uses (default: the agent's own; dsh 30d)")
     sp.add_argument("--table", choices=TABLES, help="only this table (with --csv: which table; default sessions)")
     sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not tables")
     sp.add_argument("--csv", action="store_true", help="one table as CSV (see --table)")
@@ -158,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("root", help="the spill root to follow (a path, or an s3:// URL: polled)")
     sp.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
     sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
+    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
     sp.set_defaults(func=cmd_watch)
 
     sp = sub.add_parser("demo", help="write the demo spill root and open it")
@@ -187,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
         # No abbreviated options: a script's `--log` must not change meaning when an
         # option starting with it is added; a slip gets a suggestion instead.
         parser.allow_abbrev = False
+    for choice in sub._choices_actions:
+        # `spillscope help CMD` (and `CMD --help`) says what CMD does, as the list does.
+        command = sub.choices[choice.dest]
+        command.description = command.description or choice.help
     return p
 
 

@@ -24,6 +24,8 @@ from .progress import Progress
 
 #: ``--csv`` without ``--table``: one row per session, the table most views start from.
 DEFAULT_CSV_TABLE = "sessions"
+#: The dsh store's default cleanup period (cleanup_period_days = 30), for the forecast.
+DSH_RETENTION = 30 * 86400.0
 #: The human view lists at most this many days (the newest); ``--json`` and ``--csv`` have all.
 HUMAN_DAYS = 14
 
@@ -37,11 +39,24 @@ def run_stats(args: argparse.Namespace) -> Stats:
     check_root(args.root)
     if args.logs is not None and not Path(args.logs).is_dir():
         raise UsageError(f"{args.logs}: not a directory")
+    from ...dialects import DialectError, Options, detect, get
     from ...inspect.stats.dsh import dsh_stats
 
-    with Progress() as progress:
-        return dsh_stats(args.root, args.logs, top=args.top, retention_seconds=args.retention,
-                         rebase=args.rebase, progress=progress)
+    try:
+        dialect = get(args.agent) if args.agent else detect(args.root, hint_logs=args.logs is not None)
+    except DialectError as exc:
+        raise UsageError(str(exc)) from None
+    if dialect.name == "dsh":  # the streaming walk: 100k sessions in bounded memory
+        with Progress() as progress:
+            return dsh_stats(args.root, args.logs, top=args.top, retention_seconds=args.retention or DSH_RETENTION,
+                             rebase=args.rebase, progress=progress)
+    from ...dialects.stats import report_stats
+
+    now = time.time()
+    # Names, sizes and links, no content compared: the agent's own rule forecasts the sweep
+    # unless --retention overrides it.
+    report = dialect.inspect(args.root, Options(now=now, retention_seconds=args.retention, check_content=False))
+    return report_stats(report, top=args.top, now=now)
 
 
 def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
@@ -71,6 +86,9 @@ def _grid(out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], right
         parts = [v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))]
         return "  " + "  ".join(parts).rstrip() + "\n"
 
+    if not rows:
+        out.write("  (none)\n")
+        return
     out.write(line(head))
     out.writelines(line(r) for r in rows)
 
@@ -94,8 +112,8 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
                   f"{t.notices:,} notices omitted {size(t.omitted_bytes)}{'+' if t.omitted_unknown else ''} "
                   f"and {t.omitted_messages:,} messages; {count(t.findings, 'finding')}\n")
     for name in shown:
-        if name in ("totals", "sessions") and not only:
-            continue  # the header line says the totals; every session is a long table (--table sessions)
+        if name in ("totals", "sessions", "ages") and not only:
+            continue  # the header says the totals; every session (--table sessions) and ages (by day, counted back) are asked for
         table = stats.table(name)
         out.write(f"\n{_TITLES[name]}\n")
         if name in ("totals", "agents", "projects", "kinds", "tools"):
@@ -107,6 +125,8 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
             peak = max((d[2] for d in days), default=0)
             _grid(out, ["day (UTC)", "files", "size", ""],
                   [[d[0], f"{d[1]:,}", size(d[2]), "█" * (round(20 * d[2] / peak) if peak else 0)] for d in days], {1, 2})
+        elif name == "ages":
+            _grid(out, ["age (days)", "files", "size"], [[str(a), f"{n:,}", size(b)] for a, n, b in table.rows], {0, 1, 2})
         elif name == "findings":
             _grid(out, ["code", "severity", "count"], [[c, s, f"{n:,}"] for c, s, n in table.rows], {2})
         elif name in ("sessions", "top-sessions"):
@@ -141,7 +161,7 @@ def _write_sweep(stats: Stats, out: TextIO) -> None:
 
 _TITLES: dict[str, str] = {
     "totals": "Totals", "agents": "By agent", "projects": "By project", "kinds": "By kind", "tools": "By tool",
-    "days": "Spill volume by day", "findings": "Findings", "sessions": "Sessions",
+    "days": "Spill volume by day", "ages": "Spill volume by age", "findings": "Findings", "sessions": "Sessions",
     "top-sessions": "Largest sessions", "top-files": "Largest files", "sweep": "What the sweep deletes next",
 }
 

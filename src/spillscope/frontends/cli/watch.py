@@ -35,7 +35,7 @@ def run_watch(root: str, out: TextIO, *, as_json: bool, initial: bool, err: Text
                                   f"a symlink (watch {os.path.realpath(root)} instead)")
         raise WatchUsageError(f"{root}: {why}")
     stop = threading.Event()
-    restore = _stop_on_signals(stop)
+    restore = stop_on_signals(stop)
     try:
         if why is not None:
             err.write(f"spillscope: {visible(root, one_line=True)} does not exist yet; waiting for it to appear (Ctrl-C stops)\n")
@@ -62,7 +62,7 @@ def utc_stamp(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
-def _stop_on_signals(stop: threading.Event) -> Callable[[], None]:
+def stop_on_signals(stop: threading.Event) -> Callable[[], None]:
     """SIGINT and SIGTERM set ``stop`` (the watcher checks it every few ms); returns
     what puts the previous handlers back."""
     if threading.current_thread() is not threading.main_thread():

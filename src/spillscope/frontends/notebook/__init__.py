@@ -8,13 +8,15 @@ notebook package to import.
 
 from __future__ import annotations
 
+from .agent import AgentInspector, SpillView
 from .findings import Findings
 from .inspector import Inspector, open
 from .reference import Reference
 from .render import esc
 from .search import SearchResults
 from .session import Session
+from .stats import StatsView
 from .transcript import COLLAPSE_CHARS, TranscriptView
 
-__all__ = ["COLLAPSE_CHARS", "Findings", "Inspector", "Reference", "SearchResults", "Session",
+__all__ = ["COLLAPSE_CHARS", "AgentInspector", "Findings", "Inspector", "Reference", "SearchResults", "Session", "SpillView", "StatsView",
            "TranscriptView", "esc", "open"]

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 from ..format import count
 from ...util.fs import normalize_root
 from ...util.text import visible
-from ...inspect.verify.coverage import coverage, describe
+from ...inspect.verify.coverage import coverage, describe, not_checked_line, nothing_checked
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern
 from ...inspect.search.root import SearchHit, search_root
@@ -20,11 +20,13 @@ from ...inspect.watch.root import awatch_root
 from ...inspect.watch.events import ChangeEvent
 from ...formats.transcript.reader import read_transcript
 from ...spill.naming import session_dir_name
+from .agent import AgentInspector
 from .findings import Findings
 from .reference import Reference
 from .render import _badges, _wrap, esc
 from .search import SearchResults
 from .session import Session
+from .stats import StatsView
 from .transcript import TranscriptView
 
 class Inspector:
@@ -88,8 +90,20 @@ class Inspector:
         return SearchResults(pattern, hits, bad)
 
     def verify(self) -> Findings:
-        """Rescan and return the findings (worst first)."""
-        return self.refresh().findings()
+        """Rescan and return the findings (worst first), saying so when no notice was checked."""
+        ins = self.refresh().inspection
+        reason = nothing_checked(ins)
+        note = None if reason is None else not_checked_line(reason, len(ins.scan.artifacts()))
+        return Findings(ins.findings, note).sorted()
+
+    def stats(self, table: str = "sessions", *, top: int = 10) -> StatsView:
+        """Where the root's bytes are (what ``spillscope stats`` reports): the ``table``
+        (sessions unless asked) with ``to_records``/``to_pandas``/``to_arrow``, and charts.
+        The sweep is forecast at this inspector's ``retention_seconds`` (default 30 days)."""
+        from ...inspect.stats.dsh import DEFAULT_RETENTION_SECONDS, dsh_stats
+
+        retention = self.retention_seconds if self.retention_seconds is not None else DEFAULT_RETENTION_SECONDS
+        return StatsView(dsh_stats(self.root, self.logs, top=top, retention_seconds=retention, rebase=self.rebase), table)
 
     def to_records(self) -> list[dict[str, Any]]:
         return [r for s in self.sessions for r in s.to_records()]
@@ -125,6 +139,18 @@ class Inspector:
                      f"{''.join(rows)}</table>")
 
 
-def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None, **kwargs: Any) -> Inspector:  # noqa: A001
-    """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook."""
+def open(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None = None,  # noqa: A001
+         **kwargs: Any) -> Inspector | AgentInspector:
+    """Inspect ``root`` (with ``logs`` to link notices to artifacts) for a notebook. Another
+    agent's tree (detected, or ``agent="claude"``…) gives an :class:`AgentInspector`."""
+    agent = kwargs.pop("agent", None)
+    if agent is not None or (logs is None and not os.fspath(root).startswith("s3://") and os.path.isdir(root)):
+        from ...dialects import DialectError, detect
+
+        try:
+            name = agent or detect(os.fspath(root)).name
+        except DialectError:
+            name = "dsh"  # the dsh inspector says what is wrong with the root
+        if name != "dsh":
+            return AgentInspector(root, name)
     return Inspector(root, logs, **kwargs)

@@ -67,6 +67,8 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         Binding("p", "toggle_pause", "Pause"),
         Binding("r", "refresh", "Rescan"),
         Binding("enter", "open", "Open", show=False),
+        Binding("t", "stats", "Stats", show=False),
+        Binding("o", "cycle_order", "Order", show=False),
     ]
     #: Below 150 columns the reference's preview and notice stack (see the .tcss): side by
     #: side they need the notice's 42 columns plus a preview worth reading, beside the tree.
@@ -311,10 +313,31 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
 
         self.push_screen(SearchScreen(self.root_path, self.logs_path, self.rebase))
 
+    def action_cycle_order(self) -> None:
+        tree = self.query_one(BrowseTree)
+        orders = ("name", "size", "age")
+        self.set_order(orders[(orders.index(tree.order_by) + 1) % len(orders)])
+
+    def set_order(self, order: str) -> None:
+        """Order the tree's sessions and files by name, size (largest first) or age (oldest first)."""
+        tree = self.query_one(BrowseTree)
+        tree.order_by = order
+        self.notify(f"tree ordered by {order}" + {"size": " (largest first)", "age": " (oldest first)"}.get(order, ""),
+                    timeout=2)
+        if self.inspection is not None:
+            tree.populate(self.inspection, self.text_filter, self.code_filter)
+            self.call_after_refresh(self.refresh_detail)  # as in filter_changed
+
+    def action_stats(self) -> None:
+        from .stats import StatsScreen
+
+        if not isinstance(self.screen, StatsScreen):
+            self.push_screen(StatsScreen(self.root_path, self.logs_path, self.rebase))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The browse's filters act on the browse: over search-all or the reader they would
         # change a tree nobody sees (and the footer would offer "/ Filter" where / searches).
-        if action in ("filter", "cycle_code") and len(self.screen_stack) > 1:
+        if action in ("filter", "cycle_code", "cycle_order", "stats") and len(self.screen_stack) > 1:
             return False
         if action == "filter" and isinstance(self.focused, Input):
             return False  # "/" is text there (a path in the filter box)
@@ -346,6 +369,11 @@ class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[No
         for code in CODES:
             yield SystemCommand(f"Filter: {code}", CODES[code][1], lambda c=code: self.set_code_filter(c))
         yield SystemCommand("Search the whole root", "Exact search of every transcript and tool output", self.action_search_root)
+        for order in ("size", "age", "name"):
+            yield SystemCommand(f"Order the tree by {order}", "Sessions and their files: largest first, oldest first, "
+                                "or by name", lambda o=order: self.set_order(o))
+        yield SystemCommand("Stats: where the bytes are", "Totals, the next sweep, and charts by age, session and finding",
+                            self.action_stats)
         yield SystemCommand("Help", "Keys and conventions", self.action_help)
 
 

@@ -24,6 +24,8 @@ BROWSE = [
     ("s", "search the whole root"),
     ("p", "pause the live watch"),
     ("r", "rescan"),
+    ("t", "stats: where the bytes are"),
+    ("o", "order by name, size, age"),
     ("^p", "commands, themes"),
     ("F1 ?", "this help"),
     ("q", "quit"),

@@ -55,6 +55,8 @@ class BrowseTree(FittingTree[NodeData]):
         self._expanded_keys: set[str] = set()
         self._collapsed_keys: set[str] = set()
         self._filtered = False
+        #: How sessions and their artifacts are ordered: "name", "size" (largest first), "age" (oldest first).
+        self.order_by = "name"
         #: The last populate found the tree too big to open every session (see LAZY_LIMIT).
         self._lazy = False
 
@@ -97,7 +99,7 @@ class BrowseTree(FittingTree[NodeData]):
             total += len(kept)
         lazy = self._lazy = total > self.LAZY_LIMIT
         target: TreeNode[NodeData] | None = None
-        for name in sorted(sessions):
+        for name in self._ordered(sessions, specs):
             group, children = sessions[name], specs[name]
             sid = ins.session_ids.get(name)
             title = sid if sid is not None else name
@@ -123,6 +125,30 @@ class BrowseTree(FittingTree[NodeData]):
             # took its place, and a key pressed meanwhile would act on that item.
             self._tree_lines  # noqa: B018
             self.move_cursor(target)
+
+    def _ordered(self, sessions: dict[str, dict[str, Any]], specs: dict[str, list[NodeData]]) -> list[str]:
+        """Session names in :attr:`order_by`, each session's artifacts sorted the same way
+        (in place in ``specs``): name; size, largest first; age, oldest first."""
+        names = sorted(sessions)
+        if self.order_by == "name":
+            return names
+
+        def arts(name: str) -> list[Any]:
+            d = sessions[name]["dir"]
+            return d.artifacts if d is not None else []
+
+        if self.order_by == "size":
+            key: Callable[[NodeData], Any] = lambda d: -d.obj.size
+            names.sort(key=lambda n: -sum(a.size for a in arts(n)))
+        else:
+            key = lambda d: d.obj.mtime  # noqa: E731
+            names.sort(key=lambda n: min((a.mtime for a in arts(n)), default=float("inf")))
+        for name in names:
+            children = specs[name]
+            others = [d for d in children if d.kind != "artifact"]
+            files = sorted((d for d in children if d.kind == "artifact"), key=key)  # stable: ties keep name order
+            specs[name] = children[:] = others + files
+        return names
 
     def _specs(self, group: dict[str, Any], matches: Callable[[str, list[str]], bool] | None) -> list[NodeData]:
         """A session's children (references, tool spills, artifacts) that the filter keeps
@@ -170,12 +196,16 @@ class BrowseTree(FittingTree[NodeData]):
         # Zero counts left out; on a narrow line the tool spills' count goes first, the artifacts' last.
         counts = tuple(Extra(count(n, what), rank=rank, group="count") for n, what, rank in (
             (len(arts), "artifact", 2), (len(group["refs"]), "ref", 1), (len(group["tools"]), "tool spill", 0)) if n)
-        return FitLabel(name=title, name_style="bold", extras=counts,
+        # The session's bytes stay whole on any width, as each file's size does (none without a dir).
+        size = (Extra(human_size(sum(a.size for a in arts))),) if group["dir"] is not None else ()
+        return FitLabel(name=title, name_style="bold", extras=counts, kept=size,
                         codes=session_codes + [c for cs in codes.values() for c in cs])
 
     def _root_label(self, ins: Inspection) -> Text:
         # The root's name only: its full path is in the header, and the tree is as wide as its widest line.
-        return FitLabel(name=os.path.basename(ins.root.rstrip("/")) or ins.root, name_style="bold", extras=(
+        nbytes = sum(a.size for s in ins.scan.sessions for a in s.artifacts)
+        return FitLabel(name=os.path.basename(ins.root.rstrip("/")) or ins.root, name_style="bold",
+                        kept=(Extra(human_size(nbytes)),), extras=(
             Extra(count(len(ins.scan.sessions), "dir"), "", 2, "count"),
             Extra(count(len(ins.scan.artifacts()), "artifact"), "", 1, "count"),
             Extra(count(len(ins.references), "reference"), "", 0, "count")))
@@ -188,8 +218,8 @@ class BrowseTree(FittingTree[NodeData]):
         session's children are patched in place, each changed one added at its sorted
         place, removed or relabelled, instead of rebuilt. False when that cannot be done
         in place (a filter is on) and :meth:`populate` is needed."""
-        if self._filtered:
-            return False
+        if self._filtered or self.order_by != "name":
+            return False  # a patch inserts at the name-sorted place: another order is rebuilt whole
         self._now = time.time()
         self._index, index_keys = self._updated_index(ins.findings)
         groups: dict[str, dict[str, Any]] = {s.name: {"dir": s, "refs": [], "tools": []}

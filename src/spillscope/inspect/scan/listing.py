@@ -19,6 +19,7 @@ from typing import Any, Iterable, Protocol
 
 import orjson
 
+from ...spill.naming import session_dir_name
 from ..findings import Finding, by_location
 from .tree import Artifact, ProgressFn, RootScan, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan, scan_entry
 
@@ -49,14 +50,14 @@ def artifact_record(a: Artifact, codes: list[str], now: float) -> dict[str, Any]
     }
 
 
-def _session_head(s: SessionDir, session_id: str | None, count: int, codes: list[str]) -> dict[str, Any]:
+def _session_head(s: SessionDir, session_id: str | None, count: int, nbytes: int, codes: list[str]) -> dict[str, Any]:
     return {"dir": s.name, "path": s.path, "sessionId": session_id, "mode": _MODES[s.mode],
-            "artifactCount": count, "findings": codes}
+            "artifactCount": count, "bytes": nbytes, "findings": codes}
 
 
 def session_record(s: SessionDir, session_id: str | None, codes: dict[str, list[str]], now: float) -> dict[str, Any]:
     get = codes.get
-    record = _session_head(s, session_id, len(s.artifacts), get(s.path, _NONE))
+    record = _session_head(s, session_id, len(s.artifacts), sum(a.size for a in s.artifacts), get(s.path, _NONE))
     record["artifacts"] = [artifact_record(a, get(a.path, _NONE), now) for a in s.artifacts]
     return record
 
@@ -80,7 +81,15 @@ def listing(ins: Inspected, now: float) -> dict[str, Any]:
         "sessions": [session_record(s, ins.session_ids.get(s.name), codes, now) for s in ins.scan.sessions],
         "findings": [f.to_json() for f in ins.findings],
         "summary": ins.summary(),
+        "totals": {"sessions": len(ins.scan.sessions), "artifacts": sum(len(s.artifacts) for s in ins.scan.sessions),
+                   "bytes": sum(a.size for s in ins.scan.sessions for a in s.artifacts)},
     }
+
+
+def listing_totals(sessions: list[dict[str, Any]]) -> dict[str, int]:
+    """The ``totals`` member of a listing, from its session records."""
+    return {"sessions": len(sessions), "artifacts": sum(s["artifactCount"] for s in sessions),
+            "bytes": sum(s["bytes"] for s in sessions)}
 
 
 def ascii_json(value: Any) -> str:
@@ -109,8 +118,8 @@ def _plain_fields(suffix: str) -> str:
     return '"' + kind + '","suggestedName":' + ascii_json(suggested) + ","
 
 
-def _session_json(spec: SessionSpec, now: float, plain: dict[str, str]) -> tuple[str, list[dict[str, Any]]]:
-    """One session dir's record as JSON text, and its findings.
+def _session_json(spec: SessionSpec, now: float, plain: dict[str, str]) -> tuple[str, list[dict[str, Any]], int, int]:
+    """One session dir's record as JSON text, its findings, its artifact count and bytes.
 
     The common artifact -- a 0600 regular file with a well-formed name -- has no findings
     and a fixed shape, so it is formatted straight into JSON text; anything else goes
@@ -123,6 +132,7 @@ def _session_json(spec: SessionSpec, now: float, plain: dict[str, str]) -> tuple
     dpath = ascii_json(session.path + os.sep)[:-1]  # the opening quote and the dir, no closing quote
     rows: list[tuple[str, str, os.stat_result | None]] = []  # (name, fields, lstat) or (JSON text, "", None)
     mtimes: list[float] = []
+    nbytes = 0
     for child in children:
         cname = child.name
         if cname[12:13] == "-" and not cname[:12].strip(_HEX):
@@ -138,44 +148,53 @@ def _session_json(spec: SessionSpec, now: float, plain: dict[str, str]) -> tuple
                 if st is not None and st.st_mode == 0o100600:
                     rows.append((cname, fields, st))
                     mtimes.append(st.st_mtime)
+                    nbytes += st.st_size
                     continue
         before = len(found)
         art = scan_entry(child, session.name, found)
         if art is not None:
             rows.append((ascii_json(artifact_record(art, sorted({f.code for f in found[before:]}), now)), "", None))
+            nbytes += art.size
     mtime_texts = iter(orjson.dumps(mtimes).decode("ascii")[1:-1].split(","))
     parts = [f'{{"name":"{name}","path":{dpath}{name}","kind":{fields}"size":{st.st_size},'
              f'"mtime":{next(mtime_texts)},"ageSeconds":{now - st.st_mtime:.3f},"mode":"0600",'
              f'"symlink":false,"findings":[]}}' if st is not None else name
              for name, fields, st in rows]
-    head = ascii_json(_session_head(session, None, len(parts), session_codes))
-    return head[:-1] + ',"artifacts":[' + ",".join(parts) + "]}", [f.to_json() for f in found]
+    head = ascii_json(_session_head(session, None, len(parts), nbytes, session_codes))
+    return head[:-1] + ',"artifacts":[' + ",".join(parts) + "]}", [f.to_json() for f in found], len(parts), nbytes
 
 
-def _scan_group(args: tuple[list[SessionSpec], float]) -> tuple[str, list[list[dict[str, Any]]]]:
+#: A group's listing: its JSON text, the findings of each dir, its artifact count and bytes.
+Group = tuple[str, list[list[dict[str, Any]]], int, int]
+
+
+def _scan_group(args: tuple[list[SessionSpec], float]) -> Group:
     """Some session dirs as one JSON text (records joined by commas), and the findings of each."""
     specs, now = args
     plain: dict[str, str] = {}
     texts, found = [], []
+    count = nbytes = 0
     for spec in specs:
-        text, findings = _session_json(spec, now, plain)
+        text, findings, n, b = _session_json(spec, now, plain)
         texts.append(text)
         found.append(findings)
-    return ",".join(texts), found
+        count += n
+        nbytes += b
+    return ",".join(texts), found, count, nbytes
 
 
-def _scan_group_into(args: tuple[list[SessionSpec], float, int]) -> tuple[int, list[list[dict[str, Any]]]]:
+def _scan_group_into(args: tuple[list[SessionSpec], float, int]) -> tuple[int, list[list[dict[str, Any]]], int, int]:
     """Worker: :func:`_scan_group`, its text written into the memfd ``fd`` (the parent's).
 
     Pickling megabytes of text back through the pool's pipe cost more than the scan's
     own Python work; a write into shared memory and one read in the parent cost little."""
     specs, now, fd = args
-    text, found = _scan_group((specs, now))
+    text, found, count, nbytes = _scan_group((specs, now))
     data = memoryview(text.encode("ascii"))
     offset = 0
     while offset < len(data):
         offset += os.pwrite(fd, data[offset:], offset)
-    return len(data), found
+    return len(data), found, count, nbytes
 
 
 def _read_into_text(fd: int, size: int) -> str:
@@ -195,7 +214,7 @@ def _groups(specs: list[SessionSpec], parts: int) -> list[list[SessionSpec]]:
 
 
 def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
-                   progress: ProgressFn | None = None) -> list[tuple[str, list[list[dict[str, Any]]]]]:
+                   progress: ProgressFn | None = None) -> list[Group]:
     groups = _groups(specs, workers * 4)  # a few groups per worker evens out uneven dirs
     import multiprocessing  # here: every other command (and a small root) starts ~10 ms sooner
 
@@ -210,7 +229,7 @@ def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
 
     if not hasattr(os, "memfd_create"):
         with context.Pool(workers) as pool:
-            results: list[tuple[str, list[list[dict[str, Any]]]]] = []
+            results: list[Group] = []
             for group, result in zip(groups, pool.imap(_scan_group, [(g, now) for g in groups])):
                 results.append(result)
                 tell(group)
@@ -218,12 +237,12 @@ def _scan_parallel(specs: list[SessionSpec], now: float, workers: int,
     fds: list[int] = []
     try:
         fds += [os.memfd_create("spillscope-ls") for _ in groups]  # before the fork: inherited
-        sized: list[tuple[int, list[list[dict[str, Any]]]]] = []
+        sized: list[tuple[int, list[list[dict[str, Any]]], int, int]] = []
         with context.Pool(workers) as pool:
             for group, sized_result in zip(groups, pool.imap(_scan_group_into, [(g, now, fd) for g, fd in zip(groups, fds)])):
                 sized.append(sized_result)
                 tell(group)
-        return [(_read_into_text(fd, n), found) for fd, (n, found) in zip(fds, sized)]
+        return [(_read_into_text(fd, n), found, count, nbytes) for fd, (n, found, count, nbytes) in zip(fds, sized)]
     finally:
         for fd in fds:
             os.close(fd)
@@ -240,7 +259,8 @@ def listing_json(root: str, now: float, *, workers: int | None = None, progress:
     if done is not None:
         early = [f.to_json() for f in done.findings]
         return ascii_json({"root": root, "sessions": [], "findings": early,
-                           "summary": dict(sorted(Counter(f["code"] for f in early).items()))})
+                           "summary": dict(sorted(Counter(f["code"] for f in early).items())),
+                           "totals": listing_totals([])})
     specs = [item for item in plan if not isinstance(item, Finding)]
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     if workers > 1 and len(specs) >= PARALLEL_MIN_DIRS:
@@ -253,16 +273,63 @@ def listing_json(root: str, now: float, *, workers: int | None = None, progress:
             results.append(_scan_group((group, now)))
             scanned += len(group)
             progress("scan", scanned, len(specs))
-    per_session = iter([f for _, group in results for f in group])
+    per_session = iter([f for _, group, _, _ in results for f in group])
     findings: list[dict[str, Any]] = []
     for item in plan:  # keep the order a single scan reports findings in
         findings += [item.to_json()] if isinstance(item, Finding) else next(per_session)
     summary = dict(sorted(Counter(f["code"] for f in findings).items()))
     out = ['{"root":', ascii_json(root), ',"sessions":[']
-    for text, _ in results:  # one copy of the (large) session texts, in the final join
+    for text, _, _, _ in results:  # one copy of the (large) session texts, in the final join
         if text:
             out += [text, ","]
     if out[-1] == ",":
         out.pop()
-    out += ['],"findings":', ascii_json(findings), ',"summary":', ascii_json(summary), "}"]
+    totals = {"sessions": len(specs), "artifacts": sum(r[2] for r in results), "bytes": sum(r[3] for r in results)}
+    out += ['],"findings":', ascii_json(findings), ',"summary":', ascii_json(summary), ',"totals":', ascii_json(totals), "}"]
     return "".join(out)
+
+
+SORTS = ("name", "size", "age")
+
+
+def select(data: dict[str, Any], *, session: str | None = None, kind: str | None = None,
+           older_than: float | None = None, finding: str | None = None, sort: str = "name") -> dict[str, Any]:
+    """A listing narrowed to what an operator asked for, in the order asked for.
+
+    ``session`` matches a session id, its dir name or its 12-hex hash; ``kind``,
+    ``older_than`` (seconds, strictly older) and ``finding`` (a code) keep the artifacts
+    that match, and the sessions that keep any. Each session's ``artifactCount`` and
+    ``bytes`` and the ``totals`` are of what is kept; ``findings`` keeps those about what is
+    kept (and, with ``finding``, only that code). ``sort``: ``size`` largest first, ``age``
+    oldest first (a session by its oldest artifact), ``name`` the scan's order."""
+    wanted_dir = None if session is None else session_dir_name(session)
+    by_artifact = kind is not None or older_than is not None or finding is not None
+    sessions = []
+    for s in data["sessions"]:
+        if session is not None and session not in (s["dir"], s["sessionId"], s["dir"][len("session-"):]) \
+                and s["dir"] != wanted_dir:
+            continue
+        arts = [a for a in s["artifacts"]
+                if (kind is None or a["kind"] == kind) and (older_than is None or a["ageSeconds"] > older_than)
+                and (finding is None or finding in a["findings"])]
+        if by_artifact and not arts and not (finding is not None and finding in s["findings"]):
+            continue
+        sessions.append({**s, "artifacts": arts, "artifactCount": len(arts), "bytes": sum(a["size"] for a in arts)})
+    if sort == "size":
+        for s in sessions:
+            s["artifacts"].sort(key=lambda a: (-a["size"], a["name"]))
+        sessions.sort(key=lambda s: (-s["bytes"], s["dir"]))
+    elif sort == "age":
+        for s in sessions:
+            s["artifacts"].sort(key=lambda a: (-a["ageSeconds"], a["name"]))
+        sessions.sort(key=lambda s: (-max((a["ageSeconds"] for a in s["artifacts"]), default=-1.0), s["dir"]))
+    kept = {s["path"] for s in sessions} | {a["path"] for s in sessions for a in s["artifacts"]}
+    # Narrowed by place (a session, a kind, an age), findings elsewhere go; by code alone,
+    # every finding of that code stays (a log line's too: it is what was asked for).
+    by_place = session is not None or kind is not None or older_than is not None
+    findings = [f for f in data["findings"]
+                if (finding is None or f["code"] == finding)
+                and (not by_place or f["path"] in kept or f["locator"] in kept)]
+    return {**data, "sessions": sessions, "findings": findings,
+            "summary": dict(sorted(Counter(f["code"] for f in findings).items())),
+            "totals": listing_totals(sessions)}

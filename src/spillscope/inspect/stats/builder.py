@@ -14,10 +14,11 @@ import time
 from typing import Any
 
 from ..findings import CODES
-from .model import (DayVolume, FileSize, FindingCount, SessionTotals, Slice, Stats, SweepCandidate, SweepOutlook,
+from .model import (AgeVolume, DayVolume, FileSize, FindingCount, SessionTotals, Slice, Stats, SweepCandidate, SweepOutlook,
                     Totals)
 
 _DAY = 86400
+_HOUR = 3600
 # Positions in a counter list: the seven totals, then (sessions only) oldest and newest mtime.
 FILES, BYTES, NOTICES, OMITTED_BYTES, OMITTED_MESSAGES, OMITTED_UNKNOWN, FINDINGS, OLDEST, NEWEST = range(9)
 
@@ -35,10 +36,11 @@ class StatsBuilder:
         #: session dir → counters; and → (session id, agent, project) where known.
         self.sessions: dict[str, list[Any]] = {}
         self.meta: dict[str, tuple[str | None, str, str | None]] = {}
-        self.kinds: dict[str, list[Any]] = {}
-        self.tools: dict[str, list[Any]] = {}
-        #: day number (UTC days since the epoch) → [files, bytes]
-        self.days: dict[int, list[int]] = {}
+        #: (kind, tool) → [files, bytes, findings]: one dict step per file for both tables
+        self.classes: dict[tuple[str, str | None], list[int]] = {}
+        #: hour number (UTC hours since the epoch) → [files, bytes]: fine enough for both
+        #: calendar days and ages in whole days measured from ``now`` (known only at the end)
+        self.hours: dict[int, list[int]] = {}
         self.codes: dict[str, int] = {}
         #: the largest files as a min-heap of (size, path, session dir, kind, tool, mtime)
         self.heap: list[tuple[int, str, str, str, str | None, float]] = []
@@ -52,7 +54,7 @@ class StatsBuilder:
         counters = self.sessions.get(dir_name)
         if counters is None:
             counters = self.sessions[dir_name] = _counters()
-        if session_id is not None or project is not None or dir_name not in self.meta:
+        if session_id is not None or project is not None or agent is not None:  # else the default: not stored
             old = self.meta.get(dir_name, (None, self.agent, None))
             self.meta[dir_name] = (session_id or old[0], agent or old[1], project or old[2])
         return counters
@@ -65,26 +67,20 @@ class StatsBuilder:
             session[OLDEST] = mtime
         if session[NEWEST] is None or mtime > session[NEWEST]:
             session[NEWEST] = mtime
-        k = self.kinds.get(kind)
-        if k is None:
-            k = self.kinds[kind] = _counters()
-        k[FILES] += 1
-        k[BYTES] += size
-        if tool is not None:
-            t = self.tools.get(tool)
-            if t is None:
-                t = self.tools[tool] = _counters()
-            t[FILES] += 1
-            t[BYTES] += size
-        day = self.days.get(int(mtime // _DAY))
-        if day is None:
-            day = self.days[int(mtime // _DAY)] = [0, 0]
-        day[0] += 1
-        day[1] += size
+        c = self.classes.get((kind, tool))
+        if c is None:
+            c = self.classes[(kind, tool)] = [0, 0, 0]
+        c[0] += 1
+        c[1] += size
+        hour = self.hours.get(int(mtime // _HOUR))
+        if hour is None:
+            hour = self.hours[int(mtime // _HOUR)] = [0, 0]
+        hour[0] += 1
+        hour[1] += size
         heap = self.heap
         if len(heap) < self.top:
             heapq.heappush(heap, (size, path, session_dir, kind, tool, mtime))
-        elif size >= heap[0][0] and (size, path) > heap[0][:2]:
+        elif size > heap[0][0] or (size == heap[0][0] and path > heap[0][1]):
             heapq.heapreplace(heap, (size, path, session_dir, kind, tool, mtime))
 
     def add_notice(self, session: list[Any], omitted_bytes: int | None, omitted_messages: int = 0) -> None:
@@ -104,15 +100,10 @@ class StatsBuilder:
         else:
             session[FINDINGS] += 1
         if kind is not None:
-            k = self.kinds.get(kind)
-            if k is None:
-                k = self.kinds[kind] = _counters()
-            k[FINDINGS] += 1
-        if tool is not None:
-            t = self.tools.get(tool)
-            if t is None:
-                t = self.tools[tool] = _counters()
-            t[FINDINGS] += 1
+            c = self.classes.get((kind, tool))
+            if c is None:
+                c = self.classes[(kind, tool)] = [0, 0, 0]
+            c[2] += 1
 
     def add_candidate(self, candidate: SweepCandidate) -> None:
         self.candidates.append(candidate)
@@ -120,16 +111,21 @@ class StatsBuilder:
     def merge(self, other: StatsBuilder) -> None:
         """Add ``other``'s counts (a walk of another part of the same root) into this one."""
         for name, counters in other.sessions.items():
+            if name not in self.sessions and name not in other.meta:  # the common case: each part walked its own dirs
+                self.sessions[name] = counters
+                continue
             mine = self.session(name, *other.meta.get(name, (None, None, None)))
             _add(mine, counters)
             for pos, pick in ((OLDEST, min), (NEWEST, max)):
                 if counters[pos] is not None:
                     mine[pos] = counters[pos] if mine[pos] is None else pick(mine[pos], counters[pos])
-        for mine_d, theirs in ((self.kinds, other.kinds), (self.tools, other.tools)):
-            for key, counters in theirs.items():
-                _add(mine_d.setdefault(key, _counters()), counters)
-        for day, (files, size) in other.days.items():
-            d = self.days.setdefault(day, [0, 0])
+        for key, (files, size, found) in other.classes.items():
+            c = self.classes.setdefault(key, [0, 0, 0])
+            c[0] += files
+            c[1] += size
+            c[2] += found
+        for hour, (files, size) in other.hours.items():
+            d = self.hours.setdefault(hour, [0, 0])
             d[0] += files
             d[1] += size
         for code, n in other.codes.items():
@@ -144,27 +140,44 @@ class StatsBuilder:
         sessions = tuple(
             SessionTotals(name, *self.meta.get(name, (None, self.agent, None)), Totals.of(c), c[OLDEST], c[NEWEST])
             for name, c in sorted(self.sessions.items()))
-        totals = _sum([*(s.totals for s in sessions), Totals(findings=self.loose_findings)])
-        by_agent: dict[str, list[Totals]] = {}
-        by_project: dict[str, list[Totals]] = {}
-        for s in sessions:
-            by_agent.setdefault(s.agent, []).append(s.totals)
-            by_project.setdefault(s.project if s.project is not None else "(unknown)", []).append(s.totals)
+        totals = _column_sums([*self.sessions.values(), _loose(self.loose_findings)])
+        by_agent: dict[str, list[list[Any]]] = {}
+        by_project: dict[str, list[list[Any]]] = {}
+        default = (None, self.agent, None)
+        for name, c in self.sessions.items():
+            _, agent, project = self.meta.get(name, default)
+            by_agent.setdefault(agent, []).append(c)
+            by_project.setdefault(project if project is not None else "(unknown)", []).append(c)
         if self.loose_findings:
-            by_agent.setdefault(self.agent, []).append(Totals(findings=self.loose_findings))
+            by_agent.setdefault(self.agent, []).append(_loose(self.loose_findings))
+        by_day: dict[int, list[int]] = {}
+        by_age: dict[int, list[int]] = {}
+        for hour, (files, size) in self.hours.items():
+            # An hour's files are aged from its middle: within half an hour of each one's own age.
+            for key, into in ((hour * _HOUR // _DAY, by_day), (max(0, int((now - hour * _HOUR - _HOUR / 2) // _DAY)), by_age)):
+                d = into.setdefault(key, [0, 0])
+                d[0] += files
+                d[1] += size
         days = tuple(DayVolume(time.strftime("%Y-%m-%d", time.gmtime(day * _DAY)), files, size)
-                     for day, (files, size) in sorted(self.days.items()))
+                     for day, (files, size) in sorted(by_day.items()))
+        ages = tuple(AgeVolume(age, files, size) for age, (files, size) in sorted(by_age.items()))
         top_files = tuple(FileSize(path, sdir, kind, tool, size, mtime)
                           for size, path, sdir, kind, tool, mtime in sorted(self.heap, key=lambda h: (-h[0], h[1])))
         findings = tuple(FindingCount(code, CODES[code][0] if code in CODES else "info", n)
                          for code, n in sorted(self.codes.items(), key=lambda item: (-item[1], item[0])))
+        kinds: dict[str, list[list[Any]]] = {}
+        tools: dict[str, list[list[Any]]] = {}
+        for (kind, tool), (files, size, found) in self.classes.items():
+            row = [files, size, 0, 0, 0, 0, found]
+            kinds.setdefault(kind, []).append(row)
+            if tool is not None:
+                tools.setdefault(tool, []).append(row)
         rule, retention, cutoff, applies, why = sweep
         outlook = SweepOutlook(rule, retention, cutoff, applies, why,
                                tuple(sorted(self.candidates, key=lambda c: (c.mtime, c.path))))
         return Stats(root, now, logs, self.top, totals, _slices(by_agent), _slices(by_project),
-                     _slices({k: [Totals.of(v)] for k, v in self.kinds.items()}),
-                     _slices({k: [Totals.of(v)] for k, v in self.tools.items()}),
-                     days, findings, sessions, top_files, outlook)
+                     _slices(kinds), _slices(tools),
+                     days, ages, findings, sessions, top_files, outlook)
 
 
 def _add(into: list[Any], counters: list[Any]) -> None:
@@ -172,15 +185,16 @@ def _add(into: list[Any], counters: list[Any]) -> None:
         into[i] += counters[i]
 
 
-def _sum(parts: Any) -> Totals:
-    acc = [0] * 7
-    for t in parts:
-        for i, v in enumerate(t.values()):
-            acc[i] += v
-    return Totals(*acc)
+def _loose(findings: int) -> list[Any]:
+    return [0, 0, 0, 0, 0, 0, findings]
 
 
-def _slices(groups: dict[str, list[Totals]]) -> tuple[Slice, ...]:
+def _column_sums(rows: list[list[Any]]) -> Totals:
+    """The totals of counter lists, summed column by column (C-level, for 100k sessions)."""
+    return Totals(*(sum(column) for column in zip(*(r[:OLDEST] for r in rows))))
+
+
+def _slices(groups: dict[str, list[list[Any]]]) -> tuple[Slice, ...]:
     """Largest first (by bytes), then by name: the order an operator reads them in."""
-    out = [Slice(key, _sum(parts)) for key, parts in groups.items()]
+    out = [Slice(key, _column_sums(rows)) for key, rows in groups.items()]
     return tuple(sorted(out, key=lambda s: (-s.totals.bytes, s.key)))

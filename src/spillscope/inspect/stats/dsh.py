@@ -24,21 +24,25 @@ runs there).
 
 from __future__ import annotations
 
+import functools
+import heapq
 import os
 import time
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ...formats.notices import ToolSpillNotice
 from ...spill.expiry_rule import DEFAULT_CLEANUP_PERIOD_DAYS
 from ...spill.naming import session_dir_name
 from ...spill.replay import normalized_name
 from ...util.fs import is_remote, normalize_root
+from ...util.gcpause import acyclic
 from ..verify.expiry import SweepForecast
 from ..findings import Finding
 from ..link.locate import resolve_locator
 from ..logs import SessionLog, iter_logs
-from ..scan.tree import ARTIFACT, Artifact, ProgressFn, SessionDir, SessionSpec, root_plan, scan_session_dir
-from .builder import StatsBuilder
+from ..scan.tree import (ARTIFACT, Artifact, ArtifactKind, ProgressFn, SessionDir, SessionSpec, classify_suffix,
+                         open_session_dir, root_plan, scan_entry)
+from .builder import BYTES, FILES, NEWEST, OLDEST, StatsBuilder
 from .model import Stats, SweepCandidate
 
 AGENT = "dsh"
@@ -108,38 +112,133 @@ def _tool_omitted(notice: ToolSpillNotice) -> int | None:
 
 def _fold_session(b: StatsBuilder, s: SessionDir, found: list[Finding], forecast: SweepForecast | None,
                   named: _Named | None) -> None:
+    """A session dir already scanned (the S3 listing): each artifact through the general fold."""
     counters = b.session(s.name)
-    add_file = b.add_file
-    by_path: dict[str, Artifact] = {}
     for art in s.artifacts:
-        tool = art.tool_name
-        add_file(counters, s.name, art.path, art.kind, tool, art.size, art.mtime)
-        if found:
-            by_path[art.path] = art
-        if named is not None and art.is_regular and named.at(art.path, art.name) is None:
-            b.add_finding("orphan-artifact", counters, art.kind, tool)
+        _fold_artifact(b, counters, art, named)
+    _fold_rest(b, counters, s.path, s.artifacts, found, forecast, named)
+
+
+def _fold_artifact(b: StatsBuilder, counters: list[Any], art: Artifact, named: _Named | None) -> None:
+    tool = art.tool_name
+    b.add_file(counters, art.session_dir, art.path, art.kind, tool, art.size, art.mtime)
+    if named is not None and art.is_regular and named.at(art.path, art.name) is None:
+        b.add_finding("orphan-artifact", counters, art.kind, tool)
+
+
+def _fold_rest(b: StatsBuilder, counters: list[Any], dir_path: str, arts: list[Artifact], found: list[Finding],
+               forecast: SweepForecast | None, named: _Named | None) -> None:
+    """The scan's findings about a session dir, and its sweep candidates among ``arts``."""
+    by_path = {a.path: a for a in arts} if found else {}
     for f in found:
         hit = by_path.get(f.path or "")
         b.add_finding(f.code, counters, hit.kind if hit else None, hit.tool_name if hit else None)
-    if forecast is not None and forecast.trusts(s.path):
-        for art in s.artifacts:
-            if forecast.expires(art):
-                b.add_finding("past-retention", counters, art.kind, art.tool_name)
-                b.add_candidate(SweepCandidate(art.path, s.name, art.size, art.mtime,
-                                               named.at(art.path, art.name) if named is not None else None))
+    if forecast is None:
+        return
+    expiring = [a for a in arts if forecast.expires(a)]
+    if expiring and forecast.trusts(dir_path):  # the dir's lstat only where it decides something
+        for art in expiring:
+            b.add_finding("past-retention", counters, art.kind, art.tool_name)
+            b.add_candidate(SweepCandidate(art.path, art.session_dir, art.size, art.mtime,
+                                           named.at(art.path, art.name) if named is not None else None))
+
+
+_HEX = "0123456789abcdef"
+
+
+@functools.lru_cache(maxsize=8192)
+def _plain(suffix: str) -> tuple[str, ArtifactKind, str | None] | None:
+    """(suggested name, kind, tool) for a plain artifact name's encoded suffix, or None."""
+    suggested, kind = classify_suffix(suffix)
+    if suggested is None or kind == "unknown":
+        return None
+    return suggested, kind, suggested[:-4] if kind == "tool-output" else None
+
+
+def _fold_dir(b: StatsBuilder, spec: SessionSpec, forecast: SweepForecast | None, named: _Named | None) -> None:
+    """One local session dir, folded as it is listed.
+
+    The common entry -- a 0600 regular file named ``<12 hex>-<valid encoding>``, which the
+    scan gives no finding -- is folded straight from its ``lstat`` (the same fast path as
+    ``ls``'s listing, :mod:`..listing`); any other entry goes through the scan's own
+    :func:`..scan.scan_entry`, its findings and all. Per file that is one ``lstat`` and a
+    few dictionary steps: the walk is what costs."""
+    session, found, entries = open_session_dir(*spec)
+    name = session.name
+    counters = b.session(name)
+    classes, hours, heap, top = b.classes, b.hours, b.heap, b.top
+    cut = forecast.cutoff / 1000 + 1e-5 if forecast is not None else float("-inf")
+    files = total = 0
+    oldest, newest = counters[OLDEST], counters[NEWEST]
+    others: list[Artifact] = []
+    near_cutoff: list[Artifact] = []
+    for child in entries:
+        cname = child.name
+        if cname[12:13] == "-" and not cname[:12].strip(_HEX):
+            suffix = cname[13:]
+            plain = _plain(suffix)
+            if plain is not None:
+                try:
+                    st = child.stat(follow_symlinks=False)
+                except OSError:
+                    st = None  # vanished: scan_entry below reports it
+                if st is not None and st.st_mode == 0o100600:
+                    size, mtime, path = st.st_size, st.st_mtime, child.path
+                    files += 1
+                    total += size
+                    if oldest is None or mtime < oldest:
+                        oldest = mtime
+                    if newest is None or mtime > newest:
+                        newest = mtime
+                    key = (plain[1], plain[2])
+                    c = classes.get(key)
+                    if c is None:
+                        c = classes[key] = [0, 0, 0]
+                    c[0] += 1
+                    c[1] += size
+                    hour_key = int(mtime // 3600)
+                    d = hours.get(hour_key)
+                    if d is None:
+                        d = hours[hour_key] = [0, 0]
+                    d[0] += 1
+                    d[1] += size
+                    if len(heap) < top:
+                        heapq.heappush(heap, (size, path, name, plain[1], plain[2], mtime))
+                    else:
+                        least = heap[0]
+                        if size > least[0] or (size == least[0] and path > least[1]):
+                            heapq.heapreplace(heap, (size, path, name, plain[1], plain[2], mtime))
+                    if named is not None and named.at(path, cname) is None:
+                        b.add_finding("orphan-artifact", counters, plain[1], plain[2])
+                    if mtime < cut:  # maybe past the cutoff: decided exactly with the rest
+                        near_cutoff.append(Artifact(path, name, cname, plain[0], plain[1], size, mtime, 0o600,
+                                                    False, True))
+                    continue
+        art = scan_entry(child, name, found)
+        if art is not None:
+            others.append(art)
+    counters[FILES] += files
+    counters[BYTES] += total
+    counters[OLDEST], counters[NEWEST] = oldest, newest
+    for art in others:
+        _fold_artifact(b, counters, art, named)
+    _fold_rest(b, counters, spec[0], near_cutoff + others, found, forecast, named)
 
 
 # Worker state, set before the fork so the children inherit it (never pickled).
 _STATE: tuple[SweepForecast | None, _Named | None, int] | None = None
 
 
-def _walk_group(specs: list[SessionSpec]) -> StatsBuilder:
+def _state() -> tuple[SweepForecast | None, _Named | None, int]:
     assert _STATE is not None
-    forecast, named, top = _STATE
+    return _STATE
+
+
+def _walk_group(specs: list[SessionSpec]) -> StatsBuilder:
+    forecast, named, top = _state()
     b = StatsBuilder(top, AGENT)
     for spec in specs:
-        s, found = scan_session_dir(*spec)
-        _fold_session(b, s, found, forecast, named)
+        _fold_dir(b, spec, forecast, named)
     return b
 
 
@@ -169,6 +268,12 @@ def dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None 
 
     ``retention_seconds`` is the store's ``cleanup_period_days`` (default 30 days);
     ``now`` the moment the sweep is forecast for (default: now)."""
+    with acyclic():  # a counter list per session: the cyclic GC would re-walk them all, again and again
+        return _dsh_stats(root, logs, top, retention_seconds, now, rebase, workers, progress)
+
+
+def _dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None, top: int, retention_seconds: float,
+               now: float | None, rebase: str | None, workers: int | None, progress: ProgressFn | None) -> Stats:
     global _STATE
     root = normalize_root(root)
     now = time.time() if now is None else now
@@ -204,19 +309,19 @@ def dsh_stats(root: str | os.PathLike[str], logs: str | os.PathLike[str] | None 
         _STATE = (forecast if forecast.applies else None, named, top)
         try:
             if workers > 1 and len(specs) >= PARALLEL_MIN_DIRS:
-                parts: Iterable[StatsBuilder] = _walk_parallel(specs, workers, progress)
+                for part in _walk_parallel(specs, workers, progress):
+                    b.merge(part)
             else:
-                parts = _walk_serial(specs, progress)
-            for part in parts:
-                b.merge(part)
+                _walk_serial(b, specs, progress)
         finally:
             _STATE = None
     return b.build(root, now, None if logs is None else os.fspath(logs),
                    (RULE, retention_seconds, forecast.cutoff, forecast.applies, forecast.why))
 
 
-def _walk_serial(specs: list[SessionSpec], progress: ProgressFn | None) -> Iterator[StatsBuilder]:
-    for i, group in enumerate(_groups(specs, max(1, len(specs) // 64))):
-        yield _walk_group(group)
-        if progress is not None:
-            progress("scan", min(len(specs), (i + 1) * 64), len(specs))
+def _walk_serial(b: StatsBuilder, specs: list[SessionSpec], progress: ProgressFn | None) -> None:
+    forecast, named, _ = _state()
+    for i, spec in enumerate(specs, start=1):
+        _fold_dir(b, spec, forecast, named)
+        if progress is not None and (i % 256 == 0 or i == len(specs)):
+            progress("scan", i, len(specs))

@@ -87,6 +87,15 @@ class DayVolume:
 
 
 @dataclass(frozen=True, slots=True)
+class AgeVolume:
+    """Files whose age at ``Stats.now`` is ``days`` whole days (to within half an hour), and their bytes."""
+
+    days: int
+    files: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class FindingCount:
     code: str
     severity: str
@@ -152,7 +161,7 @@ class Table:
 
 
 #: Every table a :class:`Stats` gives, in the order the human view shows them.
-TABLES = ("totals", "agents", "projects", "kinds", "tools", "days", "findings", "sessions",
+TABLES = ("totals", "agents", "projects", "kinds", "tools", "days", "ages", "findings", "sessions",
           "top-sessions", "top-files", "sweep")
 
 
@@ -171,6 +180,7 @@ class Stats:
     kinds: tuple[Slice, ...]
     tools: tuple[Slice, ...]
     days: tuple[DayVolume, ...]
+    ages: tuple[AgeVolume, ...]
     findings: tuple[FindingCount, ...]
     sessions: tuple[SessionTotals, ...]
     top_files: tuple[FileSize, ...]
@@ -190,6 +200,8 @@ class Stats:
             return Table(name, (key, *TOTAL_COLUMNS), tuple((s.key, *s.totals.values()) for s in slices))
         if name == "days":
             return Table(name, ("day", "files", "bytes"), tuple((d.day, d.files, d.bytes) for d in self.days))
+        if name == "ages":
+            return Table(name, ("ageDays", "files", "bytes"), tuple((a.days, a.files, a.bytes) for a in self.ages))
         if name == "findings":
             return Table(name, ("code", "severity", "count"), tuple((f.code, f.severity, f.count) for f in self.findings))
         if name in ("sessions", "top-sessions"):
@@ -216,6 +228,7 @@ class Stats:
             "kinds": self.table("kinds").to_records(),
             "tools": self.table("tools").to_records(),
             "days": self.table("days").to_records(),
+            "ages": self.table("ages").to_records(),
             "findings": self.table("findings").to_records(),
             "sessions": self.table("sessions").to_records(),
             "topSessions": self.table("top-sessions").to_records(),

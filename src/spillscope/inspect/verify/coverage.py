@@ -19,10 +19,12 @@ import os
 import re
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..link.locate import resolve_locator
-from .inspection import Inspection
+
+if TYPE_CHECKING:  # annotations only: the dialects ask the rule without the verify pass
+    from .inspection import Inspection
 
 _SESSION_DIR = re.compile(r"session-[0-9a-f]{12}")
 
@@ -75,7 +77,7 @@ class Coverage:
         """Why not one notice was checked (a :data:`NOTHING_CHECKED` code), None if one was."""
         if self.checked:
             return None
-        return _why_none(self.logs_given, self.session_logs, self.found, self.unchecked)
+        return why_nothing_checked(self.logs_given, self.session_logs, self.found, self.unchecked)
 
     def to_json(self) -> dict[str, Any]:
         return {"found": self.found, "checked": self.checked, "unchecked": self.unchecked,
@@ -84,8 +86,9 @@ class Coverage:
                     "prefix": self.rebase.prefix, "wouldResolve": self.rebase.would_resolve, "of": self.rebase.of}}
 
 
-def _why_none(logs_given: bool, session_logs: int, found: int, unchecked: int) -> str:
-    """The reason no notice was checked, from what there was (see :data:`NOTHING_CHECKED`)."""
+def why_nothing_checked(logs_given: bool, session_logs: int, found: int, unchecked: int) -> str:
+    """The reason no notice was checked, from what there was (see :data:`NOTHING_CHECKED`):
+    the one rule, for dsh's inspection and every other agent's (dialects/base.py)."""
     if not logs_given:
         return "no-logs"
     if not session_logs:
@@ -104,7 +107,7 @@ def nothing_checked(ins: Inspection) -> str | None:
             return None
         found += 1
         unchecked += status == "outside-root"
-    return _why_none(ins.logs_dir is not None, len(ins.logs), found, unchecked)
+    return why_nothing_checked(ins.logs_dir is not None, len(ins.logs), found, unchecked)
 
 
 def not_checked_line(reason: str, artifacts: int) -> str:

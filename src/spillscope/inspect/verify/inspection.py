@@ -25,15 +25,13 @@ opened for writing under the root or the logs.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 from ...util.fs import normalize_root
+from ...util.gcpause import acyclic as _acyclic
 from ...util.scratch import Scratch
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...formats.transcript.reader import departs_from_title
@@ -77,21 +75,6 @@ class Inspection:
         if not self.findings:
             return None
         return max((f.severity for f in self.findings), key=SEVERITY_RANK.__getitem__)
-
-
-@contextmanager
-def _acyclic() -> Iterator[None]:
-    """Pause the cyclic garbage collector while records pile up: every record built here
-    is acyclic (tuples, dataclasses, dicts of them) and freed by reference counting, yet
-    the collector re-walks all of them again and again as they accumulate (at 200,000
-    artifacts a third of the run, and growing faster than the root)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def inspect_root(

@@ -1,0 +1,134 @@
+"""The TUI on another agent's tree (Claude Code, qwen-code, Gemini CLI, OpenCode): each spill
+file with its verdict, and its notice beside the file's own start.
+
+A separate, small app because the dsh TUI (app.py) is built on dsh's scan, logs and transcript
+reader; this one shows a :class:`spillscope.dialects.base.Report`, which every dialect returns.
+The inspection runs in a worker thread; untrusted text goes through ``safe_text.safe``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+
+from ...dialects.base import Dialect, Link, Options, Report, SpillFile
+from ...dialects.checks import read_spill
+from ...inspect.findings import Finding
+from ..format import human_size
+from .safe_text import badges, safe
+
+#: How much of a spill file is shown beside its notice (a notice's preview is at most ~2,000 characters).
+HEAD_BYTES = 4096
+_STATUS_STYLE = {"verified": "green", "linked": "cyan", "mismatch": "bold red", "expired": "bold red",
+                 "unreadable": "bold magenta", "unchecked": "yellow", "orphan": "yellow"}
+
+
+class AgentApp(App[None]):
+    """Spill files of one agent's tree: a table of verdicts over the notice and the file."""
+
+    CSS_PATH = "agents.tcss"
+    BINDINGS = [("q", "quit", "Quit")]
+
+    def __init__(self, dialect: Dialect, tree: str) -> None:
+        super().__init__()
+        self.dialect = dialect
+        self.root_path = tree
+        self.report: Report | None = None
+        self._rows: list[SpillFile] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(safe(f"{self.dialect.title}: {self.root_path} — verifying…"), id="summary")
+        yield DataTable(id="files", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="detail"):
+            with VerticalScroll(id="notice-pane"):
+                yield Static(Text("notice"), id="notice")
+            with VerticalScroll(id="file-pane"):
+                yield Static(Text("file"), id="file")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#files", DataTable)
+        table.add_columns("verdict", "size", "file", "findings")
+        self.inspect_tree()
+
+    @work(thread=True, exclusive=True)
+    def inspect_tree(self) -> None:
+        report = self.dialect.inspect(self.root_path, Options(now=time.time()))
+        self.call_from_thread(self.show_report, report)
+
+    def show_report(self, report: Report) -> None:
+        self.report = report
+        links = report.status_of()
+        by_file: dict[str, list[Finding]] = {}
+        for finding in report.findings:
+            for where in {finding.path, finding.locator} - {None}:
+                by_file.setdefault(str(where), []).append(finding)
+        table = self.query_one("#files", DataTable)
+        table.clear()
+        self._rows = list(report.files)
+        for spill in self._rows:
+            link = links.get(spill.path)
+            status = link.status if link is not None else "orphan"
+            table.add_row(Text(status, style=_STATUS_STYLE.get(status, "")), human_size(spill.size), safe(spill.name),
+                          badges([x.code for x in by_file.get(spill.path, [])]))
+        notices = report.notices()
+        verdict = "FAIL" if report.worst() == "error" else "OK"
+        summary = Text()
+        summary.append(f"{verdict} ", style="bold green" if verdict == "OK" else "bold white on red")
+        summary.append_text(safe(f"{self.dialect.title}: {self.root_path} — {len(report.files)} spill files, "
+                                 f"{notices['checked']} of {notices['found']} notices checked, "
+                                 f"{len(report.findings)} findings"))
+        self.query_one("#summary", Static).update(summary)
+        if self._rows:
+            self.show_file(0)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self._rows):
+            self.show_file(event.cursor_row)
+
+    def show_file(self, row: int) -> None:
+        assert self.report is not None
+        f = self._rows[row]
+        link = self.report.status_of().get(f.path)
+        findings = [x for x in self.report.findings if f.path in (x.path, x.locator)]
+        self.query_one("#notice", Static).update(_notice_text(link, findings))
+        self.query_one("#file", Static).update(_file_text(f))
+
+
+def _notice_text(link: Link | None, findings: list[Finding]) -> Text:
+    out = Text()
+    if link is None:
+        out.append("orphan: nothing names this file\n", style="bold yellow")
+    else:
+        out.append(f"{link.status}", style=_STATUS_STYLE.get(link.status, ""))
+        out.append(f"  {link.form}  checks: {', '.join(link.checks) or 'none'}\n")
+        # The transcript's name and line (its dir is the tree's, shown in the summary).
+        out.append_text(safe(f"{os.path.basename(link.transcript)}:{link.line}\n"))
+    for x in findings:
+        out.append(f"{x.code}: ", style="bold red" if x.severity == "error" else "yellow")
+        out.append_text(safe(x.detail + "\n"))
+    if link is not None:
+        out.append("\n")
+        out.append_text(safe(link.notice) if link.notice else Text("(the transcript kept the full text)", style="dim"))
+    return out
+
+
+def _file_text(f: SpillFile) -> Text:
+    out = Text()
+    out.append_text(safe(f"{f.name}" + (f" (session {f.session})" if f.session else "") + "\n"))
+    got = read_spill(f.path)
+    if got.data is None:
+        out.append(f"cannot read: {got.error}\n", style="bold red")
+        return out
+    head = got.data[:HEAD_BYTES].decode("utf-8", "replace")
+    out.append(f"{human_size(f.size)}; its start:\n", style="dim")
+    out.append_text(safe(head))
+    if len(got.data) > HEAD_BYTES:
+        out.append(f"\n[… {len(got.data) - HEAD_BYTES} more bytes]", style="dim")
+    return out

@@ -1,0 +1,62 @@
+"""The agents' TUI (frontends/tui/agent_app.py) at 80x24: each spill file's verdict, its notice
+beside the file's start, a planted fault shown as one, hostile text inert."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
+
+from spillscope.dialects import get
+from spillscope.frontends.tui.agent_app import AgentApp
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _text(app: AgentApp, selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+async def _settled(app: AgentApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_claude_notice_beside_its_file_and_the_verdict_at_80x24() -> None:
+    app = AgentApp(get("claude"), str(FIXTURES / "claude" / "projects"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(app, pilot)
+        assert app.query_one("#files", DataTable).row_count == 20
+        assert _text(app, "#summary").startswith("OK ")
+        # Find the file whose notice the model saw (<persisted-output>) and look at it.
+        row = next(i for i, f in enumerate(app._rows) if f.name == "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt")
+        app.query_one("#files", DataTable).move_cursor(row=row)
+        await pilot.pause()
+        notice, file = _text(app, "#notice"), _text(app, "#file")
+        assert "verified" in notice and "persisted-output" in notice and "size-label" in notice
+        assert "Output too large (22.9KB)" in notice
+        assert "docs/reports/Python-Code-Map.md:164:" in file  # the file's own start, beside it
+        for pane in ("#summary", "#files", "#notice-pane", "#file-pane"):
+            region = app.query_one(pane).region
+            assert region.width > 0 and region.height > 0 and region.bottom <= 24 and region.right <= 80
+
+
+async def test_a_changed_byte_is_a_mismatch_row_and_hostile_text_is_inert(tmp_path: Path) -> None:
+    tree = tmp_path / "qwen"
+    shutil.copytree(FIXTURES / "qwen" / "home", tree)
+    spill = sorted(tree.glob("tmp/*/tool-results/*.txt"))[2]
+    data = spill.read_bytes()
+    spill.write_bytes(b"\x1b[2J\x1b]0;pwned\x07" + data[14:])  # same length, terminal escapes at the start
+    app = AgentApp(get("qwen"), str(tree))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(app, pilot)
+        assert _text(app, "#summary").startswith("FAIL ")
+        row = next(i for i, f in enumerate(app._rows) if f.path == str(spill))
+        table = app.query_one("#files", DataTable)
+        assert str(table.get_row_at(row)[0]) == "mismatch"
+        table.move_cursor(row=row)
+        await pilot.pause()
+        assert "digest-mismatch" in _text(app, "#notice")
+        shown = _text(app, "#file")
+        assert "\x1b" not in shown and "\x07" not in shown and "␛" in shown
