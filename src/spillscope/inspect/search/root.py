@@ -127,8 +127,8 @@ def search_root(root: str | os.PathLike[str], pattern: Pattern, *, logs: str | o
         dirs = {t.session_dir for t in targets}
         # A finding about an artifact of another session is not this search's (one without a
         # path, a log's, stays).
-        findings = [f for f in findings if f.path is None or f.code == "malformed-log" or os.path.dirname(f.path) in dirs
-                    or in_session(sessions, None, os.path.dirname(f.path))]
+        findings = [f for f in findings if f.path is None or f.code == "malformed-log"
+                    or os.path.dirname(f.path) in dirs or in_session(sessions, None, os.path.dirname(f.path))]
     if kinds is not None:
         wanted = {KIND_NAMES.get(k, k) for k in kinds}
         targets = [t for t in targets if t.kind in wanted]
@@ -176,7 +176,8 @@ def _prefiltered(targets: list[_Target], pattern: Pattern) -> Iterator[tuple[_Ta
     if workers == 1:
         yield from ((t, may_match(t.path, t.kind == TRANSCRIPT, pattern)) for t in targets)
         return
-    with ThreadPoolExecutor(workers, thread_name_prefix="spillscope-prefilter") as pool:
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="spillscope-prefilter")
+    try:
         pending = deque(pool.submit(may_match, t.path, t.kind == TRANSCRIPT, pattern)
                         for t in targets[:LOOKAHEAD])
         for i, t in enumerate(targets):
@@ -185,6 +186,9 @@ def _prefiltered(targets: list[_Target], pattern: Pattern) -> Iterator[tuple[_Ta
                 nxt = targets[i + LOOKAHEAD]
                 pending.append(pool.submit(may_match, nxt.path, nxt.kind == TRANSCRIPT, pattern))
             yield t, may
+    finally:
+        # A search stopped early (cancelled, a cap reached) does not wait for the look-ahead.
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
