@@ -102,10 +102,15 @@ def make_mixed(base: Path, total: int, seed: int = 26) -> tuple[Path, int, int]:
 
 
 def make_transcripts(base: Path, total: int, files: int = 8) -> Path:
+    """``files`` transcripts of one huge message each, the rare phrase at the end of each (a hit
+    whose offsets need the whole message counted)."""
     root = base / "transcripts" / "session-0123456789ab"
     root.mkdir(parents=True)
     for i in range(files):
-        write_transcript(root / f"{i:012x}-session-reference-1.txt", total // files)
+        path = root / f"{i:012x}-session-reference-1.txt"
+        write_transcript(path, total // files)
+        with open(path, "ab") as f:
+            f.write(js_json_string(RARE).encode() + b"\n")
     return root.parent
 
 
