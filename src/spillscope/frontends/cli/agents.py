@@ -47,6 +47,10 @@ def choose(args: argparse.Namespace) -> None:
     args.dialect = dialect
     if dialect.name == "dsh":
         return
+    for option in ("logs", "rebase"):
+        if getattr(args, option, None) is not None:
+            # Said, not ignored: another agent's transcripts are in its own tree.
+            raise UsageError(f"--{option} is for dsh roots; {dialect.title} keeps its transcripts in {root}")
     if not os.path.isdir(root):
         raise UsageError(f"{root}: not a directory")
     if args.command == "serve":
