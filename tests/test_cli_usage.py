@@ -168,6 +168,12 @@ def test_version_says_whether_the_accelerator_runs():
         assert "C accelerator: not built" in proc.stdout
     off = run("--version", env={"SPILLSCOPE_NO_NATIVE": "1"})
     assert "C accelerator: off (SPILLSCOPE_NO_NATIVE=1" in off.stdout
+    # An install that could not build it (no compiler): the import fails, and it says why.
+    code = ("import sys; sys.modules['spillscope._native'] = None\n"
+            "from spillscope.frontends.cli.main import main; sys.exit(main(['--version']))")
+    missing = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 0 and "C accelerator: not built (import of spillscope._native halted" in missing.stdout
+    assert "pure Python, identical results" in missing.stdout
 
 
 def test_suggestions_weigh_a_swap_as_one_edit():

@@ -178,6 +178,18 @@ async def test_the_tui_status_line_says_nothing_was_checked(demo):
         assert "no notice checked" not in status_text(app)
 
 
+async def test_the_agents_tui_does_not_say_ok_on_a_tree_with_nothing_to_check(tmp_path):
+    from spillscope.dialects import get
+    from spillscope.frontends.tui.agent_app import AgentApp
+
+    app = AgentApp(get("claude"), str(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        summary = str(app.query_one("#summary").render())
+        assert summary.startswith("NOTHING CHECKED ") and "0 of 0 notices checked" in summary, summary
+
+
 def test_the_notebook_says_nothing_was_checked(demo):
     import spillscope
 

@@ -188,10 +188,12 @@ def test_a_hit_deep_in_a_huge_message_is_counted_without_a_second_read(tmp_path:
     monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
     monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: read.append(sum(map(len, bufs))) or preadv(fd, bufs, at))
     pattern = P.Pattern("needle")
+    # The search itself (the byte prefilter before it, a pass of its own over files up to
+    # prefilter.MAX_SIZE, is not what this measures).
     if kind == "transcript":
-        hits = [ev.hit for ev in T.search_transcript(path, pattern) if isinstance(ev, R._Located)]
+        hits = [ev.hit for ev in T.search_transcript(path, pattern, prefiltered=True) if isinstance(ev, R._Located)]
     else:
-        hits = list(TL.search_tool_output(path, pattern))
+        hits = list(TL.search_tool_output(path, pattern, prefiltered=True))
     want = len(big) + 4
     assert [(h.start, h.end, h.byte_start) for h in hits] == [(want, want + 6, utf8_len(text[:want]))]
     assert sum(read) < 1.2 * os.path.getsize(path) + (64 << 10)
@@ -912,3 +914,30 @@ def _on_a_terminal(argv: list[str], env: dict[str, str]) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(master)
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_the_byte_prefilter_never_rules_out_a_file_that_holds_a_match(tmp_path: Path, scanners: str) -> None:
+    """Every placement of a needle across a fragment line's edge (each split point, escapes,
+    astral characters, -i), in a transcript and a tool output: the prefilter lets the file
+    through and the search finds it; a file without it is ruled out unread by the search."""
+    from spillscope.inspect.search.prefilter import may_match
+
+    rng = random.Random(7)
+    needles = ['a"b\\c\td界😀' + "x" * 20, "needle", "N", 'q"' * 32 + "!", "Kelvin spill"]
+    with using(scanners):
+        for needle in needles:
+            for pattern in (P.Pattern(needle), P.Pattern(needle.upper(), ignore_case=True)):
+                for cut in range(0, 64, 5):
+                    text = "y" * (64 - cut) + needle + "z" * rng.randrange(0, 90)
+                    root = write_root(tmp_path / f"{len(needle)}-{cut}-{pattern.ignore_case}", [[text, "other"]], [text])
+                    for path in root.rglob("*.txt"):
+                        transcript = "reference" in path.name
+                        assert may_match(str(path), transcript, pattern), (needle, cut, path.name)
+                        hits = (list(T.search_transcript(str(path), pattern)) if transcript
+                                else list(TL.search_tool_output(str(path), pattern)))
+                        assert hits, (needle, cut)
+            absent = write_root(tmp_path / f"absent-{len(needle)}", [["nothing to see " * 40]], ["plain text " * 40])
+            for path in absent.rglob("*.txt"):
+                if needle.encode() not in path.read_bytes() and len(needle) > 1:  # "N" is in a title
+                    assert not may_match(str(path), "reference" in path.name, P.Pattern(needle))

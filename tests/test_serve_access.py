@@ -404,3 +404,25 @@ def test_serve_without_its_extra_says_so_first_and_exits_2(tmp_path):
     assert proc.returncode == 2 and proc.stdout == b""
     assert proc.stderr.decode() == ("spillscope: serve needs the serve extra: pip install 'spillscope[serve]' "
                                     "(textual-serve is not installed)\n")
+
+
+def test_the_hosts_a_server_answers_to_follow_its_bind_address():
+    from spillscope.frontends.serve.access import Access
+
+    loop = Access.for_bind("127.0.0.1", 8000, token="t")
+    assert loop.hosts == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
+    assert loop.url("127.0.0.1") == "http://127.0.0.1:8000/?token=t"
+    six = Access.for_bind("::1", 8000, token="t")
+    assert "[::1]:8000" in six.hosts and six.url("::1") == "http://[::1]:8000/?token=t"
+    lan = Access.for_bind("192.0.2.7", 8000, token="t")
+    assert "192.0.2.7:8000" in lan.hosts and "192.0.2.8:8000" not in lan.hosts
+    assert lan.url("192.0.2.7") == "http://192.0.2.7:8000/?token=t"
+    every = Access.for_bind("0.0.0.0", 8000, token="t")
+    assert loop.hosts <= every.hosts and every.url("0.0.0.0") == "http://127.0.0.1:8000/?token=t"
+    web = Access.for_bind("127.0.0.1", 80, token="t")  # a browser leaves port 80 out
+    assert {"127.0.0.1", "127.0.0.1:80"} <= web.hosts and web.url("127.0.0.1") == "http://127.0.0.1/?token=t"
+    assert web.refusal(host="localhost", origin="http://localhost", query="token=t", cookie=None,
+                       websocket=True) is None
+    # Tokens differ per run and are never compared as str (a hostile one need not be ASCII).
+    assert Access.for_bind("127.0.0.1", 1).token != Access.for_bind("127.0.0.1", 1).token
+    assert not loop.token_matches("\udcff") and not loop.token_matches("é") and loop.token_matches("t")

@@ -363,3 +363,48 @@ def test_ages_count_back_from_now(tmp_path):
     # Ages in whole days, each within half an hour of the file's own (none is that near an edge).
     assert {a.days: a.bytes for a in s.ages} == {0: 10, 1: 25, 2: 40, 40: 80}
     assert sum(d.bytes for d in s.days) == 155
+
+
+def test_csv_keeps_hostile_text_exact_in_a_pipe_and_inert_on_a_terminal(tmp_path):
+    import pty
+
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    plant(root / session_dir_name("h") / "000000000001-bash.txt", 1, 10)
+    project = '/w/a,"b"\n\x1b[31mred'
+    _write_log(logs, "h", project, [user_row()])
+    proc = run("stats", str(root), "--logs", str(logs), "--csv")
+    rows = list(csv.DictReader(io.StringIO(proc.stdout, newline="")))
+    assert [r["project"] for r in rows] == [project]  # exact through a pipe: quoted, not mangled
+    main_fd, child_fd = pty.openpty()
+    child = subprocess.Popen([sys.executable, "-m", "spillscope", "stats", str(root), "--logs", str(logs), "--csv"],
+                             stdout=child_fd, stderr=subprocess.PIPE)
+    os.close(child_fd)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    child.wait(timeout=60)
+    os.close(main_fd)
+    assert b"\x1b" not in out and "␛[31mred".encode() in out
+
+
+def test_ls_narrowing_on_another_agents_tree_is_refused_not_ignored():
+    projects = Path(__file__).parent / "fixtures" / "claude" / "projects"
+    for args in (["--sort", "size"], ["--older-than", "7d"], ["--finding", "orphan-artifact"]):
+        proc = run("ls", str(projects), *args)
+        assert proc.returncode == 2 and "for dsh roots only" in proc.stderr, args
+    assert run("ls", str(projects)).returncode == 0
+
+
+def test_a_zero_retention_disables_the_sweep_as_the_store_does(tmp_path):
+    root = tmp_path / "root"
+    plant(root / session_dir_name("z") / "000000000001-bash.txt", 90, 10)
+    data = json.loads(run("stats", str(root), "--retention", "0", "--json").stdout)
+    assert data["sweep"]["applies"] is False and data["sweep"]["files"] == 0 and "disables" in data["sweep"]["why"]
+    assert LocalSpillStore(root, cleanup_period_days=0).wait_for_cleanup() is None  # the store starts no sweep
+    assert json.loads(run("stats", str(root), "--json").stdout)["sweep"]["files"] == 1  # the default: 30 days

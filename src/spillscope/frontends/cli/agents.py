@@ -54,6 +54,10 @@ def choose(args: argparse.Namespace) -> None:
     args.dialect = dialect
     if dialect.name == "dsh":
         return
+    for option in ("logs", "rebase"):
+        if getattr(args, option, None) is not None:
+            # Said, not ignored: another agent's transcripts are in its own tree.
+            raise UsageError(f"--{option} is for dsh roots; {dialect.title} keeps its transcripts in {root}")
     if not os.path.isdir(root):
         raise UsageError(f"{root}: not a directory")
     if args.command == "serve":
@@ -154,6 +158,11 @@ def listing(report: Report, now: float) -> dict[str, Any]:
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    narrowed = [f"--{k.replace('_', '-')}" for k in ("session", "kind", "older_than", "finding")
+                if getattr(args, k, None) is not None] + (["--sort"] if getattr(args, "sort", "name") != "name" else [])
+    if narrowed:  # never a listing that quietly ignores what was asked
+        raise UsageError(f"{' '.join(narrowed)}: for dsh roots only so far ({args.dialect.title}: `spillscope stats` "
+                         f"has its totals)")
     now = time.time()
     data = listing(_inspect(args), now)
     if args.json:

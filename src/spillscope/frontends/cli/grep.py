@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Collection, Iterator, TextIO
+from typing import TYPE_CHECKING, Collection, Iterator, TextIO
 
 from ...util.text import visible
 from ...inspect.findings import Finding
 from ...inspect.scan.listing import ascii_json
-from ...inspect.search.lines import HitLines, tool_output_lines, transcript_lines
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, search_root
 from .args import UsageError, check_logs, open_root
+
+if TYPE_CHECKING:  # the line counter (and the transcript parser under it) loads only for -n/-C
+    from ...inspect.search.lines import HitLines
 
 
 class GrepError(Exception):
@@ -65,6 +67,8 @@ def _path(path: str, color: bool) -> str:
 
 def _with_lines(hits: list[SearchHit], context: int) -> list[HitLines]:
     """Line numbers (and context) of one artifact's hits, from its exact text."""
+    from ...inspect.search.lines import HitLines, tool_output_lines, transcript_lines
+
     h0 = hits[0]
     try:
         if h0.kind == TRANSCRIPT:

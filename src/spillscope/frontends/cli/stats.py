@@ -23,8 +23,6 @@ from .progress import Progress
 
 #: ``--csv`` without ``--table``: one row per session, the table most views start from.
 DEFAULT_CSV_TABLE = "sessions"
-#: The dsh store's default cleanup period (cleanup_period_days = 30), for the forecast.
-DSH_RETENTION = 30 * 86400.0
 #: The human view lists at most this many days (the newest); ``--json`` and ``--csv`` have all.
 HUMAN_DAYS = 14
 
@@ -38,7 +36,7 @@ def run_stats(args: argparse.Namespace) -> Stats:
     store = open_root(args.root, "stats", timeout=args.timeout)
     check_logs(args.logs)
     from ...dialects import DialectError, Options, detect, get
-    from ...inspect.stats.dsh import dsh_stats
+    from ...inspect.stats.dsh import DEFAULT_RETENTION_SECONDS, dsh_stats
 
     try:
         dialect = get(args.agent) if args.agent else detect(args.root, hint_logs=args.logs is not None)
@@ -46,7 +44,8 @@ def run_stats(args: argparse.Namespace) -> Stats:
         raise UsageError(str(exc)) from None
     if dialect.name == "dsh":  # the streaming walk: 100k sessions in bounded memory
         with Progress() as progress:
-            return dsh_stats(store, args.logs, top=args.top, retention_seconds=args.retention or DSH_RETENTION,
+            retention = DEFAULT_RETENTION_SECONDS if args.retention is None else args.retention
+            return dsh_stats(store, args.logs, top=args.top, retention_seconds=retention,
                              rebase=args.rebase, progress=progress)
     from ...dialects.stats import report_stats
 
@@ -71,10 +70,22 @@ def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def write_csv(table: Table, out: TextIO) -> None:
-    """One table as RFC 4180 CSV: a header row, then a row per record (``None`` empty)."""
+    """One table as RFC 4180 CSV: a header row, then a row per record (``None`` empty).
+
+    Values are exact (the csv module quotes commas, quotes and line breaks), except on a
+    terminal, where text is made inert as every human output is: an escape sequence in a
+    session id or a project path must not drive the terminal that shows it."""
     w = csv.writer(out, lineterminator="\r\n")
     w.writerow(table.columns)
-    w.writerows(["" if v is None else v for v in row] for row in table.rows)
+    inert = _isatty(out)
+    w.writerows(["" if v is None else cell(v) if inert and isinstance(v, str) else v for v in row] for row in table.rows)
+
+
+def _isatty(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _grid(out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> None:

@@ -78,7 +78,9 @@ class AgentApp(App[None]):
             table.add_row(Text(status, style=_STATUS_STYLE.get(status, "")), human_size(spill.size), safe(spill.name),
                           badges([x.code for x in by_file.get(spill.path, [])]))
         notices = report.notices()
-        verdict = "FAIL" if report.worst() == "error" else "OK"
+        # Checking no notice is not a pass (the core's rule, verify's exit 3).
+        verdict = ("FAIL" if report.worst() == "error" else "NOTHING CHECKED" if notices["nothingChecked"] is not None
+                   else "OK")
         summary = Text()
         summary.append(f"{verdict} ", style="bold green" if verdict == "OK" else "bold white on red")
         summary.append_text(safe(f"{self.dialect.title}: {self.root_path} — {len(report.files)} spill files, "

@@ -55,14 +55,17 @@ def key_table(title: str, rows: list[tuple[str, str]]) -> Group:
     table.add_column()  # wraps below 80 columns rather than cut
     for key, what in rows:
         table.add_row(key, what)
-    return Group(Text(title, style="bold underline"), table)
+    # The style on the title's span, not the whole Text: a cell's padding is not underlined.
+    return Group(Text.assemble((title, "bold underline")), table)
 
 
 def help_renderable() -> RenderableType:
-    """Browse and reader side by side, search-all and the legend below."""
+    """Browse beside the reader and search-all, the legend below: 20 rows, so that it
+    fits 80×24 inside its border with rows to spare for a key or two more."""
     both = Table.grid(padding=(0, 3))
-    both.add_row(key_table("Browse", BROWSE), key_table("Reader", READER))
-    return Group(both, Text(""), key_table("Search all (s)", SEARCH_ALL), Text(""), *LEGEND)
+    both.add_row(key_table("Browse", BROWSE),
+                 Group(key_table("Reader", READER), Text(""), key_table("Search all (s)", SEARCH_ALL)))
+    return Group(both, Text(""), *LEGEND)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -11,11 +11,13 @@ notebook's ``insp.search`` all use it.
 from __future__ import annotations
 
 import os
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator
 
 from ...storage import Storage, normalize_root
 from .pattern import Pattern
+from .prefilter import may_match
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
 from .seen import SeenRanges, is_seen, reference_seen_for, tool_seen_for
 from .tool import search_tool_output
@@ -125,19 +127,21 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         dirs = {t.session_dir for t in targets}
         # A finding about an artifact of another session is not this search's (one without a
         # path, a log's, stays).
-        findings = [f for f in findings if f.path is None or f.code == "malformed-log" or os.path.dirname(f.path) in dirs
-                    or in_session(sessions, None, os.path.dirname(f.path))]
+        findings = [f for f in findings if f.path is None or f.code == "malformed-log"
+                    or os.path.dirname(f.path) in dirs or in_session(sessions, None, os.path.dirname(f.path))]
     if kinds is not None:
         wanted = {KIND_NAMES.get(k, k) for k in kinds}
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
-    for t in targets:
+    for t, may in _prefiltered(targets, pattern):
         if cancelled():
             return
+        if not may:
+            continue
         seen: SeenRanges | None = None
         events: Iterable[Any]
         if t.kind == TRANSCRIPT:
-            events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled)
+            events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True)
         else:
             events = _tool_events(t.path, pattern, max_count, cancelled)
         for ev in events:
@@ -155,9 +159,41 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
                             is_seen(ranges, h.byte_start, h.byte_end), h.before, h.match, h.after)
 
 
+#: Artifacts whose bytes are checked ahead of the one being searched (a bounded look-ahead).
+LOOKAHEAD = 256
+
+
+def _prefiltered(targets: list[_Target], pattern: Pattern) -> Iterator[tuple[_Target, bool]]:
+    """Each target, in order, with whether its bytes may hold a match: checked on every core
+    (the checks are ``pread`` and ``memmem`` with the GIL released), yielded in the root's
+    order so that results stay in a stable order whatever the threads do."""
+    if pattern.literal is None and pattern.required is None:
+        yield from ((t, True) for t in targets)  # a regex: no prefilter
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(len(targets), os.cpu_count() or 1))
+    if workers == 1:
+        yield from ((t, may_match(t.path, t.kind == TRANSCRIPT, pattern)) for t in targets)
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="spillscope-prefilter")
+    try:
+        pending = deque(pool.submit(may_match, t.path, t.kind == TRANSCRIPT, pattern)
+                        for t in targets[:LOOKAHEAD])
+        for i, t in enumerate(targets):
+            may = pending.popleft().result()
+            if i + LOOKAHEAD < len(targets):
+                nxt = targets[i + LOOKAHEAD]
+                pending.append(pool.submit(may_match, nxt.path, nxt.kind == TRANSCRIPT, pattern))
+            yield t, may
+    finally:
+        # A search stopped early (cancelled, a cap reached) does not wait for the look-ahead.
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
     try:
-        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled):
+        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True):
             yield _Located(None, None, h)
     except OSError as exc:
         yield finding("unreadable", path=path, detail=exc.strerror or str(exc))

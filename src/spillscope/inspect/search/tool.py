@@ -13,6 +13,7 @@ from ...util.text import utf8_len
 from .escapes import decode_utf8
 from .message import _MessageSearch, _Window
 from .pattern import Pattern
+from .prefilter import tool_output_may_match
 from .records import MessageHit
 from .source import WINDOW, Source, close_source, open_source, read_range, source_size
 
@@ -121,13 +122,17 @@ def _plain_windows(handle: Source, size: int, search: _MessageSearch) -> Iterato
 
 
 def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
-                       cancelled: Callable[[], bool] = lambda: False) -> Iterator[MessageHit]:
-    """Hits in a tool output's exact text (its UTF-8 bytes decoded)."""
+                       cancelled: Callable[[], bool] = lambda: False, prefiltered: bool = False) -> Iterator[MessageHit]:
+    """Hits in a tool output's exact text (its UTF-8 bytes decoded). ``prefiltered``: the
+    caller has already asked :func:`.prefilter.may_match`."""
     compiled = pattern.compile()
     handle = open_source(path)
     try:
+        size = source_size(handle)
+        if not prefiltered and not tool_output_may_match(handle, size, pattern):
+            return  # the needle's bytes are not in it: nothing to decode or count
         codec = _PlainCodec(handle)
         search = _MessageSearch(codec, pattern, compiled, limit)
-        yield from search.run(_plain_windows(handle, source_size(handle), search), cancelled)
+        yield from search.run(_plain_windows(handle, size, search), cancelled)
     finally:
         close_source(handle)

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from ..findings import CODES
-from .model import (AgeVolume, DayVolume, FileSize, FindingCount, SessionTotals, Slice, Stats, SweepCandidate, SweepOutlook,
+from .model import (AgeVolume, DayVolume, FileSize, FindingCount, Slice, Stats, SweepCandidate, SweepOutlook,
                     Totals)
 
 _DAY = 86400
@@ -137,13 +137,12 @@ class StatsBuilder:
 
     def build(self, root: str, now: float, logs: str | None, sweep: tuple[str, float, int, bool, str]) -> Stats:
         """The finished view; ``sweep`` is (rule, retention seconds, cutoff ms, applies, why)."""
-        sessions = tuple(
-            SessionTotals(name, *self.meta.get(name, (None, self.agent, None)), Totals.of(c), c[OLDEST], c[NEWEST])
-            for name, c in sorted(self.sessions.items()))
+        default = (None, self.agent, None)
+        meta = self.meta
+        session_rows = tuple((name, *meta.get(name, default), *c) for name, c in sorted(self.sessions.items()))
         totals = _column_sums([*self.sessions.values(), _loose(self.loose_findings)])
         by_agent: dict[str, list[list[Any]]] = {}
         by_project: dict[str, list[list[Any]]] = {}
-        default = (None, self.agent, None)
         for name, c in self.sessions.items():
             _, agent, project = self.meta.get(name, default)
             by_agent.setdefault(agent, []).append(c)
@@ -177,7 +176,7 @@ class StatsBuilder:
                                tuple(sorted(self.candidates, key=lambda c: (c.mtime, c.path))))
         return Stats(root, now, logs, self.top, totals, _slices(by_agent), _slices(by_project),
                      _slices(kinds), _slices(tools),
-                     days, ages, findings, sessions, top_files, outlook)
+                     days, ages, findings, session_rows, top_files, outlook)
 
 
 def _add(into: list[Any], counters: list[Any]) -> None:

@@ -284,14 +284,19 @@ def _dsh_stats(root: Storage | str | os.PathLike[str], logs: str | os.PathLike[s
         for log in iter_logs(logs, progress=progress):
             _fold_log(b, log, root, rebase, named)
     forecast = SweepForecast(store, retention_seconds, now)
+    if retention_seconds <= 0:  # the store's rule: cleanup_period_days 0 starts no sweep at all
+        forecast.applies, forecast.why = False, "a cleanup period of 0 disables the store's sweep"
     if store.tree is None:  # an object store: one listing of its keys
         scan = scan_objects(store, progress=progress)
-        for f in scan.findings:
-            if f.path is None or not any(f.path.startswith(s.path + "/") or f.path == s.path for s in scan.sessions):
+        by_dir: dict[str, list[Finding]] = {s.name: [] for s in scan.sessions}
+        for f in scan.findings:  # each under the session dir its key is in, or the root's own
+            first = f.path[len(root) + 1:].split("/", 1)[0] if f.path and f.path.startswith(root + "/") else None
+            if first in by_dir:
+                by_dir[first].append(f)
+            else:
                 b.add_finding(f.code)
         for s in scan.sessions:
-            found = [f for f in scan.findings if f.path is not None and (f.path == s.path or f.path.startswith(s.path + "/"))]
-            _fold_session(b, s, found, None, named)
+            _fold_session(b, s, by_dir[s.name], None, named)
     else:
         done, plan = root_plan(root)
         if done is not None:

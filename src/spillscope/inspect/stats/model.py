@@ -9,6 +9,7 @@ JSON shape (:meth:`Stats.to_json`) is part of the CLI's interface (docs/cli.md).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,6 +161,14 @@ class Table:
         return [dict(zip(self.columns, row)) for row in self.rows]
 
 
+#: The columns of the ``sessions`` and ``top-sessions`` tables (and of ``Stats.session_rows``).
+SESSION_COLUMNS = ("dir", "sessionId", "agent", "project", *TOTAL_COLUMNS, "oldestMtime", "newestMtime")
+
+
+def _session(row: tuple[Any, ...]) -> SessionTotals:
+    return SessionTotals(row[0], row[1], row[2], row[3], Totals(*row[4:11]), row[11], row[12])
+
+
 #: Every table a :class:`Stats` gives, in the order the human view shows them.
 TABLES = ("totals", "agents", "projects", "kinds", "tools", "days", "ages", "findings", "sessions",
           "top-sessions", "top-files", "sweep")
@@ -182,14 +191,21 @@ class Stats:
     days: tuple[DayVolume, ...]
     ages: tuple[AgeVolume, ...]
     findings: tuple[FindingCount, ...]
-    sessions: tuple[SessionTotals, ...]
+    #: One row per session, as the ``sessions`` table has it (``SESSION_COLUMNS``): plain
+    #: tuples, because 100,000 sessions as records cost a quarter of a walk to build;
+    #: :attr:`sessions` makes the records on first use.
+    session_rows: tuple[tuple[Any, ...], ...]
     top_files: tuple[FileSize, ...]
     sweep: SweepOutlook
 
+    @functools.cached_property
+    def sessions(self) -> tuple[SessionTotals, ...]:
+        return tuple(_session(row) for row in self.session_rows)
+
     @property
     def top_sessions(self) -> tuple[SessionTotals, ...]:
-        ranked = sorted(self.sessions, key=lambda s: (-s.totals.bytes, s.dir))
-        return tuple(ranked[: self.top])
+        ranked = sorted(self.session_rows, key=lambda r: (-r[5], r[0]))  # bytes, then dir
+        return tuple(_session(row) for row in ranked[: self.top])
 
     def table(self, name: str) -> Table:
         if name == "totals":
@@ -204,11 +220,12 @@ class Stats:
             return Table(name, ("ageDays", "files", "bytes"), tuple((a.days, a.files, a.bytes) for a in self.ages))
         if name == "findings":
             return Table(name, ("code", "severity", "count"), tuple((f.code, f.severity, f.count) for f in self.findings))
-        if name in ("sessions", "top-sessions"):
-            rows = self.sessions if name == "sessions" else self.top_sessions
-            return Table(name, ("dir", "sessionId", "agent", "project", *TOTAL_COLUMNS, "oldestMtime", "newestMtime"),
+        if name == "sessions":
+            return Table(name, SESSION_COLUMNS, self.session_rows)
+        if name == "top-sessions":
+            return Table(name, SESSION_COLUMNS,
                          tuple((s.dir, s.session_id, s.agent, s.project, *s.totals.values(), s.oldest, s.newest)
-                               for s in rows))
+                               for s in self.top_sessions))
         if name == "top-files":
             return Table(name, ("path", "sessionDir", "kind", "tool", "size", "mtime"),
                          tuple((f.path, f.session_dir, f.kind, f.tool, f.size, f.mtime) for f in self.top_files))

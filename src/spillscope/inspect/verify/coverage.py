@@ -62,15 +62,11 @@ class Coverage:
     #: The notice says no snapshot was saved (or is malformed): no locator to follow.
     no_locator: int
     rebase: RebaseHint | None
-    #: Session logs were given (None: the root alone was inspected), and how many were read.
+    #: Whether session logs were given (else the root alone was inspected), and how many were read.
     logs_given: bool = True
     session_logs: int = 0
     #: Artifacts in the root (checked on their own, notices or not).
     artifacts: int = 0
-
-    @property
-    def with_locator(self) -> int:
-        return self.checked + self.unchecked
 
     @property
     def nothing_checked(self) -> str | None:
