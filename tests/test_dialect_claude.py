@@ -88,29 +88,48 @@ def _codes(report: Report) -> list[str]:
     return sorted(f.code for f in report.findings)
 
 
+def _compacted_ids(project: Path) -> set[tuple[str, str]]:
+    """(sessionId, tool_use_id) of every ``microcompact_boundary`` record's ``compactedToolIds``,
+    read straight from the transcripts: the test's own oracle, not the dialect's."""
+    found: set[tuple[str, str]] = set()
+    for log in project.rglob("*.jsonl"):
+        for raw in log.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(raw)
+            if rec.get("subtype") == "microcompact_boundary":
+                found |= {(rec["sessionId"], i) for i in rec["microcompactMetadata"]["compactedToolIds"]}
+    return found
+
+
 def test_a_deleted_file_is_reported_once_where_a_record_names_it(projects: Path) -> None:
-    """A notice or a later Read of the path names it: one expired-locator. A file named only by
-    its tool_use_id (the transcript kept the full text, and never said a file was written)
-    leaves nothing that could tell: no finding, and no link (never a false "verified")."""
-    named_by_path = 0
+    """A notice, a later Read of the path, or a microcompact_boundary record naming its
+    tool_use_id says the file was written: one expired-locator. A file named only by its
+    tool_use_id (the transcript kept the full text, and never said a file was written) leaves
+    nothing that could tell: no finding, and no link (never a false "verified")."""
+    named_by_path = compacted = 0
     for spill in _spills(projects):
         data = spill.read_bytes()
         before = _inspect(_project_of(spill)).status_of()[str(spill)]
+        in_boundary = (spill.parent.parent.name, spill.stem) in _compacted_ids(_project_of(spill))
         spill.unlink()
         try:
             report = _inspect(_project_of(spill))
         finally:
             spill.write_bytes(data)
         assert str(spill) not in report.status_of()
-        if before.form in ("persisted-output", "mention") or before.named is not None:
-            named_by_path += 1
+        if before.form in ("persisted-output", "mention") or before.named is not None or in_boundary:
+            named_by_path += before.named is not None
+            compacted += in_boundary
             assert _codes(report) == ["expired-locator"], spill
             (f,) = report.findings
             assert f.locator is not None and f.locator.endswith("tool-results/" + spill.name)
             assert f.path is not None and f.path.endswith(".jsonl") and f.line is not None
             assert [k.status for k in report.links if k.target is None] == ["expired"]
+            if in_boundary and before.named is None:  # named by the boundary record alone: its line
+                line = Path(f.path).read_text(encoding="utf-8").splitlines()[f.line - 1]
+                assert '"microcompact_boundary"' in line and spill.stem in line
         else:
             assert report.findings == [], spill
+    assert compacted == 6  # all six files of the 2.1.22 session: its one boundary record names them
     assert named_by_path >= 2  # the notice, and the files the model read back by path
 
 
@@ -313,11 +332,11 @@ def test_newer_builds_persisted_output_path_and_content_replacement(projects: Pa
     dest = tmp_path / src.name
     shutil.copytree(src, dest)
     (log,) = dest.glob("*.jsonl")
-    text = log.read_text(encoding="utf-8")
-    # One that no later tool call reads back by path (renaming that one would rightly expire it).
-    spill = next(p for p in sorted(dest.glob("*/tool-results/*")) if f"tool-results/{p.name}" not in text)
+    # A copy under a task id (the original stays: a later Read and the session's
+    # microcompact_boundary record name it, so renaming it would rightly expire it).
+    spill = sorted(dest.glob("*/tool-results/*"))[0]
     task = spill.with_name("b4qruup3k.txt")
-    spill.rename(task)
+    shutil.copyfile(spill, task)
     body = task.read_bytes()
     session = task.parent.parent.name
     named = f"/Users/x/.claude/projects/-p/{session}/tool-results/{task.name}"

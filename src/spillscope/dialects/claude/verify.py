@@ -15,15 +15,19 @@ the notice itself). A spill file ``<project>/<sessionId>/tool-results/<name>`` i
   third parties, not seen in the real corpus): the file's size must be ``persistedOutputSize``;
 * a ``content-replacement`` record's ``tool-result`` replacement (newer builds; unverified),
   read as a notice;
-* a later tool call whose input names the file's path (the model reading its spill).
+* a later tool call whose input names the file's path (the model reading its spill);
+* a ``microcompact_boundary`` system record's ``compactedToolIds`` (CC 2.1.9+): the results
+  Claude Code cleared from the context, each saved as ``<sessionId>/tool-results/<id>.txt``
+  (201 of 201 real ids have their file).
 
 Each spill file is one link (one checked notice) however many records name it, and each
 failed check one finding: a changed byte is one ``content-mismatch``, not one per record. A
 file nothing names is an ``orphan-artifact`` with its session dir as the probable session; a
 file a notice or path names that is gone is one ``expired-locator`` (the notice remains); a
 file that is there but cannot be read is ``unreadable``, never expired. A full-text result
-whose file is gone leaves no trace to report: the transcript never said a file was written
-(510 of the 678 real files are named by nothing but their tool_use_id).
+whose file is gone, with no boundary record listing it, leaves no trace to report: the
+transcript never said a file was written (405 of the 678 real files; no size, tool or position
+rule predicts them — docs/agents.md has the counts).
 """
 
 from __future__ import annotations
@@ -43,11 +47,15 @@ from .notice import NoticeError, is_notice, parse_notice, size_label_of
 from .retention import retention_rule
 
 #: Only lines holding one of these are parsed: the rest cannot name a spill file.
-_WANTED = (b'"tool_result"', b"tool-results", b'"content-replacement"')
+_WANTED = (b'"tool_result"', b"tool-results", b'"content-replacement"', b'"microcompact_boundary"')
 _SPLIT = re.compile(r"[\\/]")
 #: How strongly a record names a file: a notice is the best place to show, a mention the weakest.
 _STRENGTH = {"persisted-output": 4, "persisted-output-v1": 4, "content-replacement": 4, "persisted-path": 3,
-             "full-text": 2, "tool-result-id": 1, "mention": 0}
+             "full-text": 2, "tool-result-id": 1, "microcompact": 1, "mention": 0}
+_COMPACTED = ("a microcompact_boundary record lists this tool result in compactedToolIds (Claude Code saved it "
+              "here when it cleared it from the context); the file is gone")
+#: A tool_use_id as a file name: no separator, no NUL, not a dot name (the id is untrusted text).
+_SAFE_ID = re.compile(r"[^/\\\x00]+\Z")
 
 
 @dataclass(slots=True)
@@ -141,7 +149,7 @@ class _Pass:
                 continue
             findings.append(finding(
                 "expired-locator", path=ev.transcript, line=ev.line, session=ev.session, locator=ev.named or path,
-                detail=f"the {ev.form} names a spill file that is gone (the notice remains)"
+                detail=(_COMPACTED if ev.form == "microcompact" else f"the {ev.form} names a spill file that is gone (the notice remains)")
                        + (f"; {ev.references - 1} more records name it" if ev.references > 1 else "")))
             self.report.links.append(Link(ev.transcript, ev.line, ev.session, ev.form, None, ev.named, "expired",
                                           (), ev.notice, ev.references))
@@ -174,6 +182,13 @@ class _Pass:
             for r in rec.get("replacements") or ():
                 if isinstance(r, dict) and r.get("kind") == "tool-result" and isinstance(r.get("replacement"), str):
                     self._result(r["replacement"], r.get("toolUseId"), None, t, line, session, "content-replacement")
+            return
+        if kind == "system" and rec.get("subtype") == "microcompact_boundary":
+            meta = rec.get("microcompactMetadata")
+            ids = meta.get("compactedToolIds") if isinstance(meta, dict) else None
+            for tool_use_id in ids if isinstance(ids, list) else ():
+                if isinstance(tool_use_id, str):
+                    self._compacted(tool_use_id, t, line, session)
             return
         if not isinstance(content, list):
             return
@@ -333,6 +348,19 @@ class _Pass:
             else:
                 self._fail(ev, "bytes-mismatch", t, line, session, target,
                            f"persistedOutputSize is {size} bytes; the file has {f.size}")
+
+    def _compacted(self, tool_use_id: str, t: Transcript, line: int, session: str | None) -> None:
+        """A ``microcompact_boundary`` record's ``compactedToolIds`` entry: Claude Code cleared this
+        result from the model's context and saved it to its session's tool-results dir (every one
+        of the 201 ids in the real corpus's 36 records has its file), so a file that is gone has
+        expired even where the transcript kept the full text."""
+        if session is None or not SESSION_ID.match(session) or not _SAFE_ID.match(tool_use_id) \
+                or tool_use_id in (".", ".."):
+            return  # nothing inside this project it could name
+        own = [f for f in self.by_id.get(tool_use_id, ()) if f.session == session]
+        paths = [f.path for f in own] or [os.path.join(self.project.path, session, TOOL_RESULTS, tool_use_id + ".txt")]
+        for path in paths:
+            self._evidence(path, t, line, session, "microcompact", None, "")
 
     def _mention(self, text: str, t: Transcript, line: int, session: str | None) -> None:
         """A tool call that named a spill file's path and did not fail (the model read its spill
