@@ -408,3 +408,80 @@ def test_a_zero_retention_disables_the_sweep_as_the_store_does(tmp_path):
     assert data["sweep"]["applies"] is False and data["sweep"]["files"] == 0 and "disables" in data["sweep"]["why"]
     assert LocalSpillStore(root, cleanup_period_days=0).wait_for_cleanup() is None  # the store starts no sweep
     assert json.loads(run("stats", str(root), "--json").stdout)["sweep"]["files"] == 1  # the default: 30 days
+
+
+def _codes(proc: subprocess.CompletedProcess[str], key: str) -> dict[str, int]:
+    data = json.loads(proc.stdout)
+    return data["summary"] if key == "summary" else {f["code"]: f["count"] for f in data["findings"]}
+
+
+def test_stats_counts_the_findings_verify_reports(tmp_path):
+    """The demo's expired locator, orphan and unavailable snapshot (issue 28 walk), and a tool
+    notice whose artifact was deleted: the finding counts are verify's, code by code."""
+    demo = write_demo(tmp_path / "demo")
+    root, logs = str(demo.root), str(demo.logs)
+    for planted in (False, True):
+        if planted:
+            next(demo.root.glob("session-*/*-bash.txt")).unlink()
+        verify = _codes(run("verify", root, "--logs", logs, "--json"), "summary")
+        stats = run("stats", root, "--logs", logs, "--json")
+        assert _codes(stats, "findings") == verify
+        assert {"expired-locator", "orphan-artifact", "snapshot-unavailable"} <= set(verify)
+        assert json.loads(stats.stdout)["totals"]["findings"] == sum(verify.values())
+        assert "content not compared" in json.loads(stats.stdout)["findingsScope"]
+    assert verify["expired-locator"] == 2
+
+
+def test_another_agents_stats_count_verifys_content_findings(tmp_path):
+    projects = tmp_path / "projects"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude" / "projects", projects)
+    spill = sorted(projects.rglob("tool-results/*.txt"))[0]
+    spill.write_bytes(b"tampered" + spill.read_bytes()[8:])
+    verify = _codes(run("verify", str(projects), "--json"), "summary")
+    assert verify, "the planted fault is a finding"
+    assert _codes(run("stats", str(projects), "--json"), "findings") == verify
+
+
+def test_kind_and_tool_rows_carry_the_notices_and_omissions(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    s = dsh_stats(demo.root, demo.logs)
+    for column in ("notices", "omitted_bytes", "omitted_messages", "omitted_unknown", "findings"):
+        assert sum(getattr(k.totals, column) for k in s.kinds) == getattr(s.totals, column), column
+    tool_notices = sum(k.totals.notices for k in s.kinds if k.key == "tool-output")
+    assert tool_notices > 0 and sum(t.totals.notices for t in s.tools) == tool_notices
+    rows = list(csv.DictReader(io.StringIO(run("stats", str(demo.root), "--logs", str(demo.logs), "--csv",
+                                               "--table", "tools").stdout)))
+    bash = next(r for r in rows if r["tool"] == "bash")
+    assert int(bash["notices"]) == 1 and int(bash["omittedBytes"]) > 0
+
+
+def test_without_logs_stats_says_nothing_was_checked(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    human = run("stats", str(demo.root))
+    assert "no notice checked: no session logs given" in human.stdout
+    assert json.loads(run("stats", str(demo.root), "--json").stdout)["nothingChecked"] == "no-logs"
+    assert json.loads(run("stats", str(demo.root), "--logs", str(demo.logs), "--json").stdout)["nothingChecked"] is None
+
+
+def test_sessions_only_a_log_names_are_marked_as_having_no_dir(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    s = dsh_stats(demo.root, demo.logs)
+    on_disk = {p.name for p in demo.root.iterdir() if p.is_dir()}
+    assert {r.dir for r in s.sessions if r.on_disk} == on_disk
+    assert any(not r.on_disk for r in s.sessions)
+    human = run("stats", str(demo.root), "--logs", str(demo.logs), "--table", "top-sessions").stdout
+    for r in s.sessions:
+        line = next(line for line in human.splitlines() if r.dir in line)
+        assert ("(no dir)" in line) == (not r.on_disk), line
+
+
+def test_a_filter_that_keeps_nothing_does_not_call_the_root_empty(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    n = sum(1 for _ in demo.root.glob("session-*/*"))
+    for args in (["--older-than", "1d"], ["--logs", str(demo.logs), "--finding", "expired-locator"]):
+        out = run("ls", str(demo.root), *args).stdout
+        assert f"no artifact matches the filter ({n} in the root)" in out and "empty:" not in out, args
+    for session in demo.root.iterdir():  # a root truly empty of artifacts still says so
+        for artifact in session.iterdir():
+            artifact.unlink()
+    assert "empty: no artifact in this root" in run("ls", str(demo.root)).stdout

@@ -26,7 +26,9 @@ from .base import Report
 FULL_TEXT_FORMS = frozenset({"full-text"})
 
 
-def report_stats(report: Report, *, top: int = 10, now: float) -> Stats:
+def report_stats(report: Report, *, top: int = 10, now: float, content_checked: bool = True) -> Stats:
+    """``content_checked``: whether ``report`` came from an inspection that compared content
+    (then its findings are verify's)."""
     b = StatsBuilder(top, report.dialect)
     tree = report.tree.rstrip(os.sep)
 
@@ -60,4 +62,10 @@ def report_stats(report: Report, *, top: int = 10, now: float) -> Stats:
     seconds = rule.seconds if rule is not None else 0.0
     title = f"{report.dialect}: {rule.scope} ({rule.source})" if rule is not None else f"{report.dialect}: no sweep"
     return b.build(report.tree, now, None, (title, seconds, round((now - seconds) * 1000), rule is not None,
-                                            "" if rule is not None else "this agent sweeps nothing"))
+                                            "" if rule is not None else "this agent sweeps nothing"),
+                   SCOPE_CONTENT if content_checked else SCOPE_NAMES, report.notices()["nothingChecked"])
+
+
+#: What the finding count covers (``Stats.findings_scope``), with and without content compared.
+SCOPE_CONTENT = "the agent's transcripts and spill files, content compared: what verify reports"
+SCOPE_NAMES = "the agent's transcripts and spill files, content not compared (run verify)"
