@@ -469,6 +469,9 @@ def test_sessions_only_a_log_names_are_marked_as_having_no_dir(tmp_path):
     on_disk = {p.name for p in demo.root.iterdir() if p.is_dir()}
     assert {r.dir for r in s.sessions if r.on_disk} == on_disk
     assert any(not r.on_disk for r in s.sessions)
+    gone = len(s.sessions) - len(on_disk)
+    header = run("stats", str(demo.root), "--logs", str(demo.logs)).stdout.splitlines()[0]
+    assert f": {len(on_disk)} sessions (+{gone} named by logs, no dir)," in header, header
     human = run("stats", str(demo.root), "--logs", str(demo.logs), "--table", "top-sessions").stdout
     for r in s.sessions:
         line = next(line for line in human.splitlines() if r.dir in line)

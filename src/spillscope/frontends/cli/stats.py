@@ -118,7 +118,7 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
     t = stats.totals
     shown = [only] if only else list(TABLES)
     if not only:
-        out.write(f"{cell(stats.root)}: {len(stats.sessions):,} sessions, {t.files:,} files, {size(t.bytes)}; "
+        out.write(f"{cell(stats.root)}: {stats.sessions_phrase()}, {t.files:,} files, {size(t.bytes)}; "
                   f"{t.notices:,} notices omitted {size(t.omitted_bytes)}{'+' if t.omitted_unknown else ''} "
                   f"and {t.omitted_messages:,} messages; {count(t.findings, 'finding')}\n")
         out.write(f"findings from {cell(stats.findings_scope)}\n")

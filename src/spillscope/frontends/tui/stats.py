@@ -104,7 +104,7 @@ class StatsScreen(Screen[None]):
         t, sw = stats.totals, stats.sweep
         omitted = _size(t.omitted_bytes) + ("+" if t.omitted_unknown else "")
         head = [safe(f"{stats.root}", "bold"),
-                safe(f"{len(stats.sessions):,} sessions · {t.files:,} files · {_size(t.bytes)} · "
+                safe(f"{stats.sessions_phrase()} · {t.files:,} files · {_size(t.bytes)} · "
                      f"{t.notices:,} notices omitted {omitted} and {t.omitted_messages:,} messages · "
                      f"{count(t.findings, 'finding')}")]
         # What that finding count covers: "0 findings" with nothing checked is not a pass.

@@ -53,9 +53,10 @@ AGENT = "dsh"
 RULE = "dsh LocalSpillStore start-up sweep (cleanup_period_days)"
 DEFAULT_RETENTION_SECONDS = DEFAULT_CLEANUP_PERIOD_DAYS * 86400.0
 #: What a dsh ``stats`` finding count covers (``Stats.findings_scope``).
-SCOPE_LOGS = ("the scan and the logs: entries, notices, links, sizes, expiry, orphans; "
-              "artifact content not compared (run verify)")
-SCOPE_NO_LOGS = "the scan only: no notice checked without --logs; artifact content not compared (run verify)"
+#: (Short: the TUI's stats screen shows it on one line at 80 columns.) The scan's entries and
+#: the logs' notices, links, sizes, expiry and orphans are counted; previews and digests are not.
+SCOPE_LOGS = "the scan and the logs; content not compared (run verify)"
+SCOPE_NO_LOGS = "the scan only (no logs: no notice checked); content not compared"
 #: Below this many session dirs the walk runs in-process (forking costs more).
 PARALLEL_MIN_DIRS = 256
 

@@ -212,6 +212,17 @@ class Stats:
         return tuple(_session(row) for row in self.session_rows)
 
     @property
+    def sessions_on_disk(self) -> int:
+        """Sessions with a dir in the root (the rest only a log names)."""
+        return sum(1 for row in self.session_rows if row[13])
+
+    def sessions_phrase(self) -> str:
+        """``3 sessions`` or, where logs name sessions with no dir, ``3 sessions (+4 named by logs, no dir)``."""
+        on_disk = self.sessions_on_disk
+        gone = len(self.session_rows) - on_disk
+        return f"{on_disk:,} sessions" + (f" (+{gone:,} named by logs, no dir)" if gone else "")
+
+    @property
     def top_sessions(self) -> tuple[SessionTotals, ...]:
         ranked = sorted(self.session_rows, key=lambda r: (-r[5], r[0]))  # bytes, then dir
         return tuple(_session(row) for row in ranked[: self.top])
