@@ -432,14 +432,26 @@ def test_stats_counts_the_findings_verify_reports(tmp_path):
     assert verify["expired-locator"] == 2
 
 
-def test_another_agents_stats_count_verifys_content_findings(tmp_path):
-    projects = tmp_path / "projects"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "claude" / "projects", projects)
-    spill = sorted(projects.rglob("tool-results/*.txt"))[0]
-    spill.write_bytes(b"tampered" + spill.read_bytes()[8:])
-    verify = _codes(run("verify", str(projects), "--json"), "summary")
+@pytest.mark.parametrize("agent, tree, spills", [
+    ("claude", "claude/projects", "**/tool-results/*.txt"),
+    ("qwen", "qwen/home", "tmp/*/tool-results/*.txt"),
+    ("gemini", "gemini/tmp", "*/tool-outputs/**/*.txt"),
+])
+def test_another_agents_stats_count_verifys_content_findings(tmp_path, agent, tree, spills):
+    """A byte changed inside a spill file (content-mismatch, digest-mismatch...) is a finding
+    verify reports: stats counts it too, code by code."""
+    copy = tmp_path / "tree"
+    shutil.copytree(Path(__file__).parent / "fixtures" / tree, copy, symlinks=True)
+    for spill in sorted(copy.glob(spills))[:2]:
+        data = bytearray(spill.read_bytes())
+        at = len(data) // 2
+        data[at] = ord("#") if data[at] != ord("#") else ord("%")
+        spill.write_bytes(bytes(data))
+    verify = _codes(run("verify", str(copy), "--agent", agent, "--json"), "summary")
     assert verify, "the planted fault is a finding"
-    assert _codes(run("stats", str(projects), "--json"), "findings") == verify
+    stats = run("stats", str(copy), "--agent", agent, "--json")
+    assert _codes(stats, "findings") == verify
+    assert json.loads(stats.stdout)["totals"]["findings"] == sum(verify.values())
 
 
 def test_kind_and_tool_rows_carry_the_notices_and_omissions(tmp_path):
@@ -488,3 +500,28 @@ def test_a_filter_that_keeps_nothing_does_not_call_the_root_empty(tmp_path):
         for artifact in session.iterdir():
             artifact.unlink()
     assert "empty: no artifact in this root" in run("ls", str(demo.root)).stdout
+
+
+def test_dsh_link_findings_equal_verifys_on_planted_faults(tmp_path):
+    """Every finding verify gives without reading content, planted: an artifact a notice names
+    deleted (expired), a locator outside the root, a notice naming another session's artifact
+    (foreign owner), an unreadable-content-free orphan; across a generated root, in worker processes
+    too. The codes verify derives from content are the only difference, and the scope says so."""
+    root, logs, named = build_root(tmp_path, dsh_source.PARALLEL_MIN_DIRS + 4, seed=11)
+    victims = sorted(named)[:3]
+    Path(victims[0]).unlink()
+    other = root / session_dir_name("other")
+    plant(other / "0000000000dd-bash.txt", 1, 50)
+    _write_log(logs, "planted", "/work/planted", [
+        tool_result("x1", notice("/elsewhere/" + session_dir_name("far") + "/0000000000ee-bash.txt", 10)),
+        tool_result("x2", notice(str(other / "0000000000dd-bash.txt"), 10)),
+        tool_result("x3", notice(victims[0], 10)),
+    ])
+    # stats forecasts the sweep (past-retention) always; verify when asked to, at the same period
+    verify = _codes(run("verify", str(root), "--logs", str(logs), "--retention", "30d", "--json"), "summary")
+    stats = run("stats", str(root), "--logs", str(logs), "--json")
+    assert {"expired-locator", "outside-root", "foreign-owner", "orphan-artifact", "past-retention"} <= set(verify)
+    content = {"omission-mismatch", "preview-mismatch", "content-mismatch", "malformed-artifact"}
+    counted = _codes(stats, "findings")
+    assert counted == {code: n for code, n in verify.items() if code not in content}
+    assert verify["expired-locator"] == 2
