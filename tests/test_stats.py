@@ -393,12 +393,34 @@ def test_csv_keeps_hostile_text_exact_in_a_pipe_and_inert_on_a_terminal(tmp_path
     assert b"\x1b" not in out and "␛[31mred".encode() in out
 
 
-def test_ls_narrowing_on_another_agents_tree_is_refused_not_ignored():
-    projects = Path(__file__).parent / "fixtures" / "claude" / "projects"
-    for args in (["--sort", "size"], ["--older-than", "7d"], ["--finding", "orphan-artifact"]):
-        proc = run("ls", str(projects), *args)
-        assert proc.returncode == 2 and "for dsh roots only" in proc.stderr, args
-    assert run("ls", str(projects)).returncode == 0
+def test_ls_narrowing_and_totals_on_another_agents_tree(tmp_path):
+    """Claude Code's tree: every narrowing applies (none is ignored), and ``--json`` has dsh's
+    ``totals``, equal to an ``lstat`` sum of the spill files."""
+    projects = tmp_path / "projects"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude" / "projects", projects)
+    spills = sorted(projects.rglob("tool-results/*.txt"))
+    old = spills[0]
+    os.utime(old, (NOW - 10 * DAY, NOW - 10 * DAY))
+
+    def ls(*args: str) -> dict:
+        proc = run("ls", str(projects), "--json", *args)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    def names(data: dict) -> list[str]:
+        return [a["name"] for s in data["sessions"] for a in s["artifacts"]]
+
+    everything = ls()
+    assert everything["totals"] == {"sessions": len(everything["sessions"]), "artifacts": len(spills),
+                                    "bytes": sum(p.lstat().st_size for p in spills)}
+    assert names(ls("--older-than", "7d")) == [old.name]
+    by_size = ls("--sort", "size")
+    assert [s["bytes"] for s in by_size["sessions"]] == sorted((s["bytes"] for s in by_size["sessions"]), reverse=True)
+    one = everything["sessions"][0]
+    assert {s["sessionId"] for s in ls("--session", one["sessionId"])["sessions"]} == {one["sessionId"]}
+    assert ls("--finding", "orphan-artifact")["totals"]["artifacts"] == 0
+    human = run("ls", str(projects), "--older-than", "30d").stdout
+    assert f"no spill file matches the filter ({len(spills)} in the tree)" in human
 
 
 def test_a_zero_retention_disables_the_sweep_as_the_store_does(tmp_path):
