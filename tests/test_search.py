@@ -941,3 +941,23 @@ def test_the_byte_prefilter_never_rules_out_a_file_that_holds_a_match(tmp_path: 
             for path in absent.rglob("*.txt"):
                 if needle.encode() not in path.read_bytes() and len(needle) > 1:  # "N" is in a title
                     assert not may_match(str(path), "reference" in path.name, P.Pattern(needle))
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_the_prefilter_finds_a_needle_over_lines_of_any_length(tmp_path: Path, scanners: str) -> None:
+    """Fragment lines shorter than the writer's 64 code points (a hand-made transcript): a
+    needle crossing many of them still passes the prefilter and is found."""
+    from spillscope.inspect.search.prefilter import may_match
+    from spillscope.util.text import code_point_slices
+
+    head = render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                              "conversation": []}, 3)
+    text = "before " + 'a "quoted" needle界😀 that crosses' + " after"
+    for width in (1, 2, 3, 7):
+        lines = "".join(js_json_string(s) + "\n" for s in code_point_slices(text, width))
+        path = tmp_path / f"{width:012x}-session-reference-1.txt"
+        path.write_bytes(js_utf8(head + "\n### Message 1: user\n\n" + lines))
+        with using(scanners):
+            for pattern in (P.Pattern('"quoted" needle界😀 that'), P.Pattern("QUOTED", ignore_case=True)):
+                assert may_match(str(path), True, pattern), (width, pattern)
+                assert [ev for ev in T.search_transcript(str(path), pattern) if isinstance(ev, R._Located)], width

@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import os
 import re
 import socket
@@ -22,13 +24,14 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import pytest
 
 import spillscope
 from spillscope.frontends.cli.main import main
-from spillscope.storage import UnsupportedRoot, open_storage, set_request_timeout
+from spillscope.storage import (ObjectInfo, Reader, RootGone, RootProblem, Storage, UnsupportedRoot, open_storage,
+                                set_request_timeout)
 from spillscope.storage import s3 as s3mod
 
 SRC = Path(spillscope.__file__).parent
@@ -399,3 +402,94 @@ async def test_the_tui_says_stale_with_the_reason_when_the_store_stops_answering
                 await pilot.press("down")  # keys are still handled
         finally:
             s3mod.drop_clients("read")
+
+
+# -- a third kind of store is one module and one registration line --------------------------
+
+class MemoryStorage(Storage):
+    """An object store held in this process (``mem://name``): the whole interface a kind
+    implements, and nothing registered anywhere but :data:`BACKENDS`."""
+
+    scheme = "mem://"
+    #: name → {key: (bytes, mtime)}
+    buckets: dict[str, dict[str, tuple[bytes, float]]] = {}
+
+    def __init__(self, text: str, *, timeout: float | None = None) -> None:
+        super().__init__(text.rstrip("/"))
+        # ``mem://NAME[/key]``: an artifact's own name opens its store too (cat, the reader).
+        self.name = self.root[len(self.scheme):].partition("/")[0]
+        self.base = self.scheme + self.name
+
+    def _get(self, path: str) -> tuple[bytes, float]:
+        try:
+            return self.buckets[self.name][path[len(self.base) + 1:]]
+        except KeyError:
+            raise FileNotFoundError(2, "no such object", path) from None
+
+    def problem(self) -> RootProblem | None:
+        return None if self.name in self.buckets else RootProblem(f"{self.root}: no such store", missing=True)
+
+    def objects(self) -> Iterator[ObjectInfo]:
+        if self.name not in self.buckets:
+            raise RootGone("no such store")
+        for key, (data, mtime) in sorted(self.buckets[self.name].items()):
+            yield ObjectInfo(key, f"{self.root}/{key}", len(data), mtime, str(hash(data)))
+
+    def describe_error(self, exc: BaseException) -> str:
+        return str(exc)
+
+    def open_reader(self, path: str) -> Reader:
+        data = self._get(path)[0]
+
+        class _Reader:
+            def pread(self, size: int, offset: int) -> bytes:
+                return data[offset:offset + size]
+
+            def close(self) -> None:
+                pass
+
+        return _Reader()
+
+    def open_sized(self, path: str, buffering: int = 1 << 20) -> tuple[BinaryIO, int]:
+        data = self._get(path)[0]
+        return io.BufferedReader(io.BytesIO(data), buffer_size=buffering), len(data)  # type: ignore[arg-type]
+
+    def size(self, path: str) -> int:
+        return len(self._get(path)[0])
+
+    def resolve(self, locator: str) -> tuple[str | None, str]:
+        if not locator.startswith(self.root + "/"):
+            return None, "locator is outside the inspected root"
+        return locator, ""
+
+
+def test_a_third_kind_of_store_is_one_class_and_one_registration_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from spillscope.frontends.demo import write_demo
+    from spillscope.inspect.watch.poll import PollingWatcher
+    from spillscope.inspect.watch.root import open_watcher
+    from spillscope.storage import BACKENDS
+
+    demo = write_demo(tmp_path / "demo")
+    MemoryStorage.buckets["demo"] = {str(p.relative_to(demo.root)): (p.read_bytes(), p.stat().st_mtime)
+                                     for p in demo.root.rglob("*") if p.is_file()}
+    monkeypatch.setitem(BACKENDS, "mem", f"{__name__}:MemoryStorage")  # the one line
+    try:
+        assert main(["ls", str(demo.root), "--json"]) == 0
+        local = json.loads(capsys.readouterr().out)
+        assert main(["ls", "mem://demo", "--json"]) == 0
+        remote = json.loads(capsys.readouterr().out)
+        names = [[a["name"] for a in s["artifacts"]] for s in remote["sessions"]]
+        # The same artifacts, session by session (an object store has no empty "dir").
+        assert names == [n for n in ([a["name"] for a in s["artifacts"]] for s in local["sessions"]) if n] and names
+        # grep reads the objects through the store; cat by name; watch polls its listing.
+        assert main(["grep", "the", "mem://demo", "--json"]) == 0
+        hits = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert hits and all(h["path"].startswith("mem://demo/") for h in hits)
+        assert main(["cat", hits[0]["path"]]) == 0 and capsys.readouterr().out
+        assert isinstance(open_watcher("mem://demo"), PollingWatcher)
+        # And a command that takes local directories only says so, by name.
+        assert main(["prune", "mem://demo"]) == 2
+        assert capsys.readouterr().err == "spillscope: prune does not support mem:// roots\n"
+    finally:
+        MemoryStorage.buckets.pop("demo", None)

@@ -16,7 +16,6 @@ import re
 
 from ...inspect.findings import CODES, SEVERITY_RANK
 from ...storage import Storage, UnsupportedRoot, open_storage, set_request_timeout
-from ...storage.local import directory_problem
 
 
 class UsageError(Exception):
@@ -147,9 +146,3 @@ def check_logs(text: str | None) -> None:
     if text is not None:
         open_root(text, "--logs")
 
-
-def check_directory(text: str) -> None:
-    """A usage error unless ``text`` is a directory (the same words as for a root)."""
-    problem = directory_problem(text)
-    if problem is not None:
-        raise UsageError(str(problem))

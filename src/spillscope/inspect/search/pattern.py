@@ -33,7 +33,8 @@ REGEX_OVERLAP = 1 << 14
 REGEX_SYNTAX = ("RE2 syntax (linear time): . [] [^] | () (?:) (?P<n>) * + ? {m,n} lazy *? ^ $ \\A \\z \\b \\B "
                 "\\d \\w \\s (ASCII) \\pL \\p{Greek} [[:alpha:]] (?i) (?s) (?m) (?U) \\Q..\\E \\x{HHHH}; "
                 "no backreferences (\\1), lookaround ((?=, (?!, (?<=, (?<!), atomic or possessive groups, "
-                "\\Z (use \\z) or \\C")
+                "\\Z (use \\z) or \\C. ^ and $ are the start and end of a whole message or tool output, "
+                "not of each line as in grep: write (?m)^...$ for lines")
 
 
 class PatternError(ValueError):

@@ -3,13 +3,14 @@ not in it, so neither is the needle.
 
 * A tool output's text is its bytes decoded with replacement: an occurrence of a needle holding
   no U+FFFD is made of valid sequences only, so the needle's UTF-8 bytes are in the file.
-* A transcript message's text is its fragment lines' JSON strings, decoded. Where the file holds
-  no ``\\u`` and no ``\\/`` escape, every escape in it is one the writer spells as
-  :func:`~spillscope.util.text.js_json_string` does, so a needle whole inside one fragment line is
-  there as its escaped bytes. A needle of at most 65 code points crosses at most one line break
-  (lines hold 64), and then one of its halves (the first ``ceil(n/2)`` code points, or the last
-  ``ceil(n/2)``) lies whole on one line: the file must hold one of the two halves' escaped bytes.
-  A file with ``\\u`` or ``\\/``, a longer needle, or a file cut off mid-write (which the search
+* A transcript message's text is its fragment lines' JSON strings, decoded. Removing every
+  ``"\\n"`` (a line's closing quote, its newline and the next line's opening quote: a quote
+  inside a fragment is escaped, so the three bytes occur nowhere else) leaves each message's
+  escaped text, whatever the lines' lengths. Where the file holds no ``\\u`` and no ``\\/``
+  escape, every escape in it is one the writer spells as
+  :func:`~spillscope.util.text.js_json_string` does (and no surrogate pair is split over two
+  lines), so a needle in a message is there as its escaped bytes. A file with ``\\u`` or
+  ``\\/``, a needle that escapes as ``\\u``, or a file cut off mid-write (which the search
   reports as a finding) is never ruled out here.
 * ``-i``: the same with :attr:`.pattern.Pattern.required` (ASCII every match holds, either case),
   found ignoring ASCII case. A regex is never ruled out here.
@@ -28,8 +29,6 @@ from .source import Source, close_source, open_source, read_range, source_size
 
 #: Bytes read per step (a needle crossing a step's edge is found: steps overlap by its length).
 STEP = 16 << 20
-#: A needle this long (code points) may cross two fragment lines: not ruled out by halves.
-MAX_HALVED = 65
 #: Bigger files are not prefiltered: the search itself reads them once at about the prefilter's
 #: pace (a file with a hit would be read twice), and what a prefilter saves is the per-file and
 #: per-window work of many small files.
@@ -84,18 +83,21 @@ def tool_output_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
 
 def transcript_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
     wanted = _searched_for(pattern)
-    if wanted is None or size == 0:
+    if wanted is None or size == 0 or size > MAX_SIZE:
         return True
     text, ignore_case = wanted
-    n = len(text)
-    if n > MAX_HALVED or read_range(handle, 1, size - 1) != b"\n":
+    data = read_range(handle, size, 0)
+    if len(data) != size or not data.endswith(b"\n"):
+        return True  # changed under us, or cut off mid-write: the search says what it finds
+    if _find(data, b"\\u", False) or _find(data, b"\\/", False):
+        return True  # an escape the writer may not have spelled as the needle's (or a split pair)
+    needle = js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
+    if b"\\u" in needle:
         return True
-    halves = {text[: (n + 1) // 2], text[n // 2 :]}
-    needles = [js_json_string(h)[1:-1].encode("utf-8", "surrogatepass") for h in halves]
-    if any(b"\\u" in x for x in needles):
-        return True  # a control or a lone surrogate: escaped as \u, which the guard cannot tell apart
-    needles = [x.lower() for x in needles] if ignore_case else needles
-    return _holds_any(handle, size, needles, ignore_case, [b"\\u", b"\\/"])
+    # Every fragment line's closing quote, newline and the next line's opening quote go: what
+    # is left of a message is its escaped text, whatever its lines' lengths.
+    joined = data.replace(b'"\n"', b"")
+    return _find(joined, needle.lower() if ignore_case else needle, ignore_case)
 
 
 def may_match(path: str, transcript: bool, pattern: Pattern) -> bool:
