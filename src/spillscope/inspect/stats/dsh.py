@@ -11,8 +11,10 @@ What is counted, and from where:
 - findings: the scan's (odd entries, permissions, symlinks, unreadable places), the logs'
   (malformed lines and notices), ``orphan-artifact`` with ``--logs`` (a regular file no
   notice names: its locator resolved by :mod:`..link.locate`, or a replay-normalised name that
-  matches the file's) and ``past-retention`` for each sweep candidate. Content is not read:
-  checking it is ``verify``'s job;
+  matches the file's), what each notice's link decides without content (``expired-locator``,
+  ``snapshot-unavailable``, ``outside-root``, ``foreign-owner``, ``bytes-mismatch``...: the
+  same findings ``verify`` gives) and ``past-retention`` for each sweep candidate. Content is
+  not read: comparing it is ``verify``'s job, and ``Stats.findings_scope`` says so;
 - the sweep: :class:`..expiry.SweepForecast`, the local backend's own rule (strictly older
   than ``now - retention`` as Node's ``mtimeMs``, trusted dirs only), and for each candidate
   the first notice that still names it.
