@@ -547,3 +547,10 @@ def test_dsh_link_findings_equal_verifys_on_planted_faults(tmp_path):
     counted = _codes(stats, "findings")
     assert counted == {code: n for code, n in verify.items() if code not in content}
     assert verify["expired-locator"] == 2
+
+
+def test_omissions_no_notice_counts_read_unknown_not_zero(tmp_path):
+    """Claude Code's notices give no byte count: the view says unknown, never ``0 Bytes+``."""
+    out = run("stats", str(Path(__file__).parent / "fixtures" / "claude" / "projects")).stdout
+    assert "notices omitted an unknown number of bytes" in out.splitlines()[0]
+    assert "0 Bytes+" not in out and " unknown " in out

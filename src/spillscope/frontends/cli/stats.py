@@ -17,7 +17,7 @@ import humanize
 
 from ...inspect.stats.model import TABLES, Stats, Table
 from ...inspect.verify.coverage import not_checked_line
-from ..format import count, human_age
+from ..format import UNKNOWN_BYTES, count, human_age, omitted_text
 from .args import UsageError, check_logs, open_root
 from .output import cell, write_json
 from .progress import Progress
@@ -106,7 +106,7 @@ def _grid(out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], right
 def _totals_rows(table: Table) -> list[list[str]]:
     rows = []
     for key, files, nbytes, notices, obytes, omessages, unknown, findings in table.rows:
-        omitted = size(obytes) + ("+" if unknown else "")
+        omitted = omitted_text(size, obytes, unknown)
         rows.append([cell(key), f"{files:,}", size(nbytes), f"{notices:,}", omitted, f"{omessages:,}", f"{findings:,}"])
     return rows
 
@@ -119,7 +119,7 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
     shown = [only] if only else list(TABLES)
     if not only:
         out.write(f"{cell(stats.root)}: {stats.sessions_phrase()}, {t.files:,} files, {size(t.bytes)}; "
-                  f"{t.notices:,} notices omitted {size(t.omitted_bytes)}{'+' if t.omitted_unknown else ''} "
+                  f"{t.notices:,} notices omitted {omitted_text(size, t.omitted_bytes, t.omitted_unknown, UNKNOWN_BYTES)} "
                   f"and {t.omitted_messages:,} messages; {count(t.findings, 'finding')}\n")
         out.write(f"findings from {cell(stats.findings_scope)}\n")
         if stats.nothing_checked is not None:
@@ -145,7 +145,7 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
         elif name in ("sessions", "top-sessions"):
             # A session only a log names has no dir: said, so its 0 bytes do not read as an empty dir.
             rows = [[cell(r[0]) + ("" if r[13] else " (no dir)"), cell(r[1] if r[1] is not None else "-"), f"{r[4]:,}", size(r[5]),
-                     f"{r[6]:,}", size(r[7]) + ("+" if r[9] else ""), f"{r[10]:,}",
+                     f"{r[6]:,}", omitted_text(size, r[7], r[9]), f"{r[10]:,}",
                      human_age(stats.now - r[12]) if r[12] is not None else "-"] for r in table.rows]
             _grid(out, ["dir", "session", "files", "size", "notices", "omitted", "findings", "newest"], rows,
                   {2, 3, 4, 5, 6, 7})

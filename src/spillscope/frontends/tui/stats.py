@@ -26,7 +26,7 @@ from textual_plotext import PlotextPlot
 from ...inspect.verify.coverage import not_checked_line
 from ...inspect.stats.model import Stats
 from ...util.text import visible
-from ..format import count
+from ..format import UNKNOWN_BYTES, count, omitted_text
 from .safe_text import safe
 
 #: Bars per chart at most (the newest ages, the largest sessions, the commonest findings).
@@ -102,7 +102,7 @@ class StatsScreen(Screen[None]):
         self.stats = stats
         self.counts += 1
         t, sw = stats.totals, stats.sweep
-        omitted = _size(t.omitted_bytes) + ("+" if t.omitted_unknown else "")
+        omitted = omitted_text(_size, t.omitted_bytes, t.omitted_unknown, UNKNOWN_BYTES)
         head = [safe(f"{stats.root}", "bold"),
                 safe(f"{stats.sessions_phrase()} · {t.files:,} files · {_size(t.bytes)} · "
                      f"{t.notices:,} notices omitted {omitted} and {t.omitted_messages:,} messages · "
