@@ -160,13 +160,13 @@ def listing(report: Report, now: float) -> dict[str, Any]:
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
-    from .inspect_cmds import _narrowing
+    from .inspect_cmds import narrowing_of
 
     now = time.time()
     data = listing(_inspect(args), now)
     # The listing has dsh's shape, so dsh's narrowing applies as it is (every spill file of
     # these agents is a ``tool-output``).
-    narrowing = _narrowing(args)
+    narrowing = narrowing_of(args)
     in_root = None
     if narrowing is not None:
         in_root = data["totals"]["artifacts"]

@@ -51,7 +51,7 @@ def _check_listable(root: str | None) -> None:
         raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
 
 
-def _narrowing(args: argparse.Namespace) -> dict[str, Any] | None:
+def narrowing_of(args: argparse.Namespace) -> dict[str, Any] | None:
     """The ``select`` arguments ``ls`` was given, or None when it lists everything in name order."""
     asked = {"session": getattr(args, "session", None), "kind": getattr(args, "kind", None),
              "older_than": getattr(args, "older_than", None), "finding": getattr(args, "finding", None),
@@ -66,7 +66,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     notes: list[str] = []
     store = open_root(args.root, "ls", timeout=args.timeout, check=False)
     _check_listable(store.tree)
-    narrowing = _narrowing(args)
+    narrowing = narrowing_of(args)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         require_usable(store)

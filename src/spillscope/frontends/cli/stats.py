@@ -144,8 +144,8 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
             _grid(out, ["code", "severity", "count"], [[c, s, f"{n:,}"] for c, s, n in table.rows], {2})
         elif name in ("sessions", "top-sessions"):
             # A session only a log names has no dir: said, so its 0 bytes do not read as an empty dir.
-            rows = [[cell(r[0]) + ("" if r[13] else " (no dir)"), cell(r[1] if r[1] is not None else "-"), f"{r[4]:,}", size(r[5]),
-                     f"{r[6]:,}", omitted_text(size, r[7], r[9]), f"{r[10]:,}",
+            rows = [[cell(r[0]) + ("" if r[13] else " (no dir)"), cell(r[1] if r[1] is not None else "-"),
+                     f"{r[4]:,}", size(r[5]), f"{r[6]:,}", omitted_text(size, r[7], r[9]), f"{r[10]:,}",
                      human_age(stats.now - r[12]) if r[12] is not None else "-"] for r in table.rows]
             _grid(out, ["dir", "session", "files", "size", "notices", "omitted", "findings", "newest"], rows,
                   {2, 3, 4, 5, 6, 7})

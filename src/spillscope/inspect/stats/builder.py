@@ -45,7 +45,7 @@ class StatsBuilder:
         #: session dir → counters; and → (session id, agent, project) where known.
         self.sessions: dict[str, list[Any]] = {}
         self.meta: dict[str, tuple[str | None, str, str | None]] = {}
-        #: (kind, tool) → :data:`CLASS_COLUMNS`: one dict step per file for both tables. A
+        #: (kind, tool) → counters at the ``C_*`` positions: one dict step per file for both tables. A
         #: notice counts under the kind (and tool) of the artifact it names, so the kind and
         #: tool rows add up to the header's notices and omissions.
         self.classes: dict[tuple[str, str | None], list[int]] = {}
