@@ -554,3 +554,6 @@ def test_omissions_no_notice_counts_read_unknown_not_zero(tmp_path):
     out = run("stats", str(Path(__file__).parent / "fixtures" / "claude" / "projects")).stdout
     assert "notices omitted an unknown number of bytes" in out.splitlines()[0]
     assert "0 Bytes+" not in out and " unknown " in out
+    data = json.loads(run("stats", str(Path(__file__).parent / "fixtures" / "claude" / "projects"), "--json").stdout)
+    assert data["totals"]["notices"] > 0  # and the kind rows carry them, as dsh's do
+    assert sum(k["notices"] for k in data["kinds"]) == data["totals"]["notices"]

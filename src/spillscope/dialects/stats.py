@@ -22,6 +22,8 @@ from ..inspect.stats.builder import StatsBuilder
 from ..inspect.stats.model import Stats, SweepCandidate
 from .base import Report
 
+#: The one kind an agent's spill file has (dsh's kinds come from its file names).
+KIND = "spill-file"
 #: Link forms in which the model saw the whole text: not an omission notice.
 FULL_TEXT_FORMS = frozenset({"full-text"})
 
@@ -40,7 +42,7 @@ def report_stats(report: Report, *, top: int = 10, now: float, content_checked: 
     for f in report.files:
         key = f.session or "(no session)"
         counters = b.session(key, f.session, project=project_of(f.path, f.session))
-        b.add_file(counters, key, f.path, "spill-file", None, f.size, f.mtime)
+        b.add_file(counters, key, f.path, KIND, None, f.size, f.mtime)
     named: dict[str, str] = {}
     for link in report.links:
         if link.target is not None:
@@ -48,11 +50,11 @@ def report_stats(report: Report, *, top: int = 10, now: float, content_checked: 
         if link.form in FULL_TEXT_FORMS:
             continue
         key = link.session or "(no session)"
-        b.add_notice(b.session(key, link.session, project=project_of(link.transcript, link.session)), None)
+        b.add_notice(b.session(key, link.session, project=project_of(link.transcript, link.session)), None, 0, KIND)
     for finding in report.findings:
         hit = kinds.get(finding.path or "")
         session = (hit.session if hit else None) or finding.session
-        b.add_finding(finding.code, b.session(session) if session else None, "spill-file" if hit else None)
+        b.add_finding(finding.code, b.session(session) if session else None, KIND if hit else None)
     sizes = {t.path: (t.session, t.size, t.mtime) for t in report.transcripts}
     sizes.update({f.path: (f.session, f.size, f.mtime) for f in report.files})
     for path in report.past_retention:
