@@ -63,14 +63,18 @@ def check_field_wraps_at_breaks(rows: list[str], label: str, value: str, width: 
     start = next(i for i, r in enumerate(rows) if r.startswith(label))
     want = label + value
     got = ""
+    previous = ""
     for row in rows[start:]:
         if got:
             at = len(got)
             if not opportunity(want[at - 1], want[at]):
-                piece = row if len(row) < width else got[-len(row):]
+                # A fold is allowed only inside a piece with no break opportunity: the row that
+                # ended at the break must be all one such piece (the part after the label).
+                piece = previous[len(label):] if previous is rows[start] else previous
                 assert not any(opportunity(a, b) for a, b in zip(piece, piece[1:])), (
                     f"{label.strip()} broken mid-word at {want[at - 5:at]!r}|{want[at:at + 5]!r}: {rows[start:]}")
         got += row
+        previous = row
         if len(got) >= len(want):
             break
     assert got == want, (got, want)
@@ -101,7 +105,11 @@ async def test_the_verdict_is_the_first_thing_the_notice_pane_shows(demo, size):
                                             snap["locator"], pane.scrollable_content_region.width)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+#: Widths around the narrow layouts, where the detail pane is narrowest and most values wrap.
+FIELD_SIZES = SIZES + [(w, 24) for w in range(70, 100, 5)]
+
+
+@pytest.mark.parametrize("size", FIELD_SIZES, ids=[f"{w}x{h}" for w, h in FIELD_SIZES])
 async def test_an_artifacts_path_wraps_at_its_separators(demo, size):
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=size) as pilot:
@@ -114,11 +122,16 @@ async def test_an_artifacts_path_wraps_at_its_separators(demo, size):
             await pilot.pause(0.1)
             info = app.query_one("#info", Static)
             whole = whole_rows(info)
-            at = next(i for i, r in enumerate(whole) if r.startswith("path "))
-            # The value column starts after the label: its rows are the path's pieces.
-            indent = len(whole[at]) - len(whole[at][len("path "):].lstrip())
-            check_field_wraps_at_breaks([r[indent:] for r in whole[at:]], "", node.data.obj.path,
-                                        info.size.width - indent)
+            art = node.data.obj
+            # Every field of the table, not only the path ("session-reference-transcri|pt" was the kind).
+            for label, value in (("path", art.path), ("kind", art.kind), ("suggested name", art.suggested_name)):
+                if value is None:
+                    continue
+                at = next(i for i, r in enumerate(whole) if r.startswith(label + " "))
+                # The value column starts after the label: its rows are the value's pieces.
+                indent = len(whole[at]) - len(whole[at][len(label) + 1:].lstrip())
+                rows = [whole[at][indent:]] + [r[indent:] for r in whole[at + 1:] if not r[:indent].strip()]
+                check_field_wraps_at_breaks(rows, "", value, info.size.width - indent)
 
 
 # Pieces of every kind: words, paths, separators, runs of spaces, CJK, and tokens longer

@@ -128,13 +128,17 @@ def artifact_renderable(art: Artifact, findings: list[Finding], session_id: str 
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="dim", no_wrap=True)
     table.add_column(overflow="fold")  # a long path wraps whole, never cut to "…"
-    table.add_row("path", BreakableText.of(safe(art.path)))
-    table.add_row("kind", art.kind)
-    table.add_row("suggested name", safe(art.suggested_name or "(not an encoded name)"))
-    table.add_row("owner session", safe(session_id or f"{art.session_dir} (no log names it)"))
-    table.add_row("size", f"{art.size} bytes ({human_size(art.size)})")
-    table.add_row("mode", f"{art.mode:04o}")
-    table.add_row("age", human_age(time.time() - art.mtime))
+    rows: list[tuple[str, Text]] = [
+        ("path", safe(art.path)),
+        ("kind", Text(art.kind)),
+        ("suggested name", safe(art.suggested_name or "(not an encoded name)")),
+        ("owner session", safe(session_id or f"{art.session_dir} (no log names it)")),
+        ("size", Text(f"{art.size} bytes ({human_size(art.size)})")),
+        ("mode", Text(f"{art.mode:04o}")),
+        ("age", Text(human_age(time.time() - art.mtime))),
+    ]
+    for name, value in rows:  # every value wraps at words and separators ("…-transcript" never as "transcri|pt")
+        table.add_row(name, BreakableText.of(value))
     parts: list[RenderableType] = [Text("Artifact", style="bold underline"), table]
     if art.kind != "unknown" and art.is_regular:
         parts.append(Text("\nEnter opens the reader.", style="dim"))
