@@ -111,6 +111,9 @@ def test_stats_tables_go_to_pandas_and_arrow_and_the_chart_is_inert(tmp_path, mo
     page = view._repr_html_()
     assert "<script>alert" not in page and "&lt;script&gt;" in page and "\x1b" not in page and "␛[31m" in page
     assert page.count("<svg") == 3
+    assert f"{view.stats.totals.findings:,} findings (findings from the scan and the logs; content not compared" in page
+    no_logs = spillscope.open(demo.root).stats()._repr_html_()
+    assert "no notice checked: no session logs given" in no_logs
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ImportError, match="pip install pandas"):

@@ -393,12 +393,34 @@ def test_csv_keeps_hostile_text_exact_in_a_pipe_and_inert_on_a_terminal(tmp_path
     assert b"\x1b" not in out and "␛[31mred".encode() in out
 
 
-def test_ls_narrowing_on_another_agents_tree_is_refused_not_ignored():
-    projects = Path(__file__).parent / "fixtures" / "claude" / "projects"
-    for args in (["--sort", "size"], ["--older-than", "7d"], ["--finding", "orphan-artifact"]):
-        proc = run("ls", str(projects), *args)
-        assert proc.returncode == 2 and "for dsh roots only" in proc.stderr, args
-    assert run("ls", str(projects)).returncode == 0
+def test_ls_narrowing_and_totals_on_another_agents_tree(tmp_path):
+    """Claude Code's tree: every narrowing applies (none is ignored), and ``--json`` has dsh's
+    ``totals``, equal to an ``lstat`` sum of the spill files."""
+    projects = tmp_path / "projects"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude" / "projects", projects)
+    spills = sorted(projects.rglob("tool-results/*.txt"))
+    old = spills[0]
+    os.utime(old, (NOW - 10 * DAY, NOW - 10 * DAY))
+
+    def ls(*args: str) -> dict:
+        proc = run("ls", str(projects), "--json", *args)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    def names(data: dict) -> list[str]:
+        return [a["name"] for s in data["sessions"] for a in s["artifacts"]]
+
+    everything = ls()
+    assert everything["totals"] == {"sessions": len(everything["sessions"]), "artifacts": len(spills),
+                                    "bytes": sum(p.lstat().st_size for p in spills)}
+    assert names(ls("--older-than", "7d")) == [old.name]
+    by_size = ls("--sort", "size")
+    assert [s["bytes"] for s in by_size["sessions"]] == sorted((s["bytes"] for s in by_size["sessions"]), reverse=True)
+    one = everything["sessions"][0]
+    assert {s["sessionId"] for s in ls("--session", one["sessionId"])["sessions"]} == {one["sessionId"]}
+    assert ls("--finding", "orphan-artifact")["totals"]["artifacts"] == 0
+    human = run("ls", str(projects), "--older-than", "30d").stdout
+    assert f"no spill file matches the filter ({len(spills)} in the tree)" in human
 
 
 def test_a_zero_retention_disables_the_sweep_as_the_store_does(tmp_path):
@@ -408,3 +430,130 @@ def test_a_zero_retention_disables_the_sweep_as_the_store_does(tmp_path):
     assert data["sweep"]["applies"] is False and data["sweep"]["files"] == 0 and "disables" in data["sweep"]["why"]
     assert LocalSpillStore(root, cleanup_period_days=0).wait_for_cleanup() is None  # the store starts no sweep
     assert json.loads(run("stats", str(root), "--json").stdout)["sweep"]["files"] == 1  # the default: 30 days
+
+
+def _codes(proc: subprocess.CompletedProcess[str], key: str) -> dict[str, int]:
+    data = json.loads(proc.stdout)
+    return data["summary"] if key == "summary" else {f["code"]: f["count"] for f in data["findings"]}
+
+
+def test_stats_counts_the_findings_verify_reports(tmp_path):
+    """The demo's expired locator, orphan and unavailable snapshot (issue 28 walk), and a tool
+    notice whose artifact was deleted: the finding counts are verify's, code by code."""
+    demo = write_demo(tmp_path / "demo")
+    root, logs = str(demo.root), str(demo.logs)
+    for planted in (False, True):
+        if planted:
+            next(demo.root.glob("session-*/*-bash.txt")).unlink()
+        verify = _codes(run("verify", root, "--logs", logs, "--json"), "summary")
+        stats = run("stats", root, "--logs", logs, "--json")
+        assert _codes(stats, "findings") == verify
+        assert {"expired-locator", "orphan-artifact", "snapshot-unavailable"} <= set(verify)
+        assert json.loads(stats.stdout)["totals"]["findings"] == sum(verify.values())
+        assert "content not compared" in json.loads(stats.stdout)["findingsScope"]
+    assert verify["expired-locator"] == 2
+
+
+@pytest.mark.parametrize("agent, tree, spills", [
+    ("claude", "claude/projects", "**/tool-results/*.txt"),
+    ("qwen", "qwen/home", "tmp/*/tool-results/*.txt"),
+    ("gemini", "gemini/tmp", "*/tool-outputs/**/*.txt"),
+])
+def test_another_agents_stats_count_verifys_content_findings(tmp_path, agent, tree, spills):
+    """A byte changed inside a spill file (content-mismatch, digest-mismatch...) is a finding
+    verify reports: stats counts it too, code by code."""
+    copy = tmp_path / "tree"
+    shutil.copytree(Path(__file__).parent / "fixtures" / tree, copy, symlinks=True)
+    for spill in sorted(copy.glob(spills))[:2]:
+        data = bytearray(spill.read_bytes())
+        at = len(data) // 2
+        data[at] = ord("#") if data[at] != ord("#") else ord("%")
+        spill.write_bytes(bytes(data))
+    verify = _codes(run("verify", str(copy), "--agent", agent, "--json"), "summary")
+    assert verify, "the planted fault is a finding"
+    stats = run("stats", str(copy), "--agent", agent, "--json")
+    assert _codes(stats, "findings") == verify
+    assert json.loads(stats.stdout)["totals"]["findings"] == sum(verify.values())
+
+
+def test_kind_and_tool_rows_carry_the_notices_and_omissions(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    s = dsh_stats(demo.root, demo.logs)
+    for column in ("notices", "omitted_bytes", "omitted_messages", "omitted_unknown", "findings"):
+        assert sum(getattr(k.totals, column) for k in s.kinds) == getattr(s.totals, column), column
+    tool_notices = sum(k.totals.notices for k in s.kinds if k.key == "tool-output")
+    assert tool_notices > 0 and sum(t.totals.notices for t in s.tools) == tool_notices
+    rows = list(csv.DictReader(io.StringIO(run("stats", str(demo.root), "--logs", str(demo.logs), "--csv",
+                                               "--table", "tools").stdout)))
+    bash = next(r for r in rows if r["tool"] == "bash")
+    assert int(bash["notices"]) == 1 and int(bash["omittedBytes"]) > 0
+
+
+def test_without_logs_stats_says_nothing_was_checked(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    human = run("stats", str(demo.root))
+    assert "no notice checked: no session logs given" in human.stdout
+    assert json.loads(run("stats", str(demo.root), "--json").stdout)["nothingChecked"] == "no-logs"
+    assert json.loads(run("stats", str(demo.root), "--logs", str(demo.logs), "--json").stdout)["nothingChecked"] is None
+
+
+def test_sessions_only_a_log_names_are_marked_as_having_no_dir(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    s = dsh_stats(demo.root, demo.logs)
+    on_disk = {p.name for p in demo.root.iterdir() if p.is_dir()}
+    assert {r.dir for r in s.sessions if r.on_disk} == on_disk
+    assert any(not r.on_disk for r in s.sessions)
+    gone = len(s.sessions) - len(on_disk)
+    header = run("stats", str(demo.root), "--logs", str(demo.logs)).stdout.splitlines()[0]
+    assert f": {len(on_disk)} sessions (+{gone} named by logs, no dir)," in header, header
+    human = run("stats", str(demo.root), "--logs", str(demo.logs), "--table", "top-sessions").stdout
+    for r in s.sessions:
+        line = next(line for line in human.splitlines() if r.dir in line)
+        assert ("(no dir)" in line) == (not r.on_disk), line
+
+
+def test_a_filter_that_keeps_nothing_does_not_call_the_root_empty(tmp_path):
+    demo = write_demo(tmp_path / "demo")
+    n = sum(1 for _ in demo.root.glob("session-*/*"))
+    for args in (["--older-than", "1d"], ["--logs", str(demo.logs), "--finding", "expired-locator"]):
+        out = run("ls", str(demo.root), *args).stdout
+        assert f"no artifact matches the filter ({n} in the root)" in out and "empty:" not in out, args
+    for session in demo.root.iterdir():  # a root truly empty of artifacts still says so
+        for artifact in session.iterdir():
+            artifact.unlink()
+    assert "empty: no artifact in this root" in run("ls", str(demo.root)).stdout
+
+
+def test_dsh_link_findings_equal_verifys_on_planted_faults(tmp_path):
+    """Every finding verify gives without reading content, planted: an artifact a notice names
+    deleted (expired), a locator outside the root, a notice naming another session's artifact
+    (foreign owner), an unreadable-content-free orphan; across a generated root, in worker processes
+    too. The codes verify derives from content are the only difference, and the scope says so."""
+    root, logs, named = build_root(tmp_path, dsh_source.PARALLEL_MIN_DIRS + 4, seed=11)
+    victims = sorted(named)[:3]
+    Path(victims[0]).unlink()
+    other = root / session_dir_name("other")
+    plant(other / "0000000000dd-bash.txt", 1, 50)
+    _write_log(logs, "planted", "/work/planted", [
+        tool_result("x1", notice("/elsewhere/" + session_dir_name("far") + "/0000000000ee-bash.txt", 10)),
+        tool_result("x2", notice(str(other / "0000000000dd-bash.txt"), 10)),
+        tool_result("x3", notice(victims[0], 10)),
+    ])
+    # stats forecasts the sweep (past-retention) always; verify when asked to, at the same period
+    verify = _codes(run("verify", str(root), "--logs", str(logs), "--retention", "30d", "--json"), "summary")
+    stats = run("stats", str(root), "--logs", str(logs), "--json")
+    assert {"expired-locator", "outside-root", "foreign-owner", "orphan-artifact", "past-retention"} <= set(verify)
+    content = {"omission-mismatch", "preview-mismatch", "content-mismatch", "malformed-artifact"}
+    counted = _codes(stats, "findings")
+    assert counted == {code: n for code, n in verify.items() if code not in content}
+    assert verify["expired-locator"] == 2
+
+
+def test_omissions_no_notice_counts_read_unknown_not_zero(tmp_path):
+    """Claude Code's notices give no byte count: the view says unknown, never ``0 Bytes+``."""
+    out = run("stats", str(Path(__file__).parent / "fixtures" / "claude" / "projects")).stdout
+    assert "notices omitted an unknown number of bytes" in out.splitlines()[0]
+    assert "0 Bytes+" not in out and " unknown " in out
+    data = json.loads(run("stats", str(Path(__file__).parent / "fixtures" / "claude" / "projects"), "--json").stdout)
+    assert data["totals"]["notices"] > 0  # and the kind rows carry them, as dsh's do
+    assert sum(k["notices"] for k in data["kinds"]) == data["totals"]["notices"]

@@ -85,3 +85,21 @@ async def test_o_orders_the_tree_by_size_then_age_and_nodes_show_bytes(tmp_path)
         await pilot.press("o")
         await wait_for(pilot, lambda: tree.order_by == "name", timeout=5)
         assert [n.data.key for n in tree.root.children] == names
+
+
+async def test_stats_screen_counts_the_findings_the_status_bar_lists_and_says_their_scope(tmp_path):
+    """The demo's three findings (expired locator, orphan, unavailable snapshot) on both, and
+    without logs the screen says no notice was checked rather than a bare "0 findings"."""
+    demo = write_demo(tmp_path / "demo")
+    for logs in (str(demo.logs), None):
+        app = SpillscopeApp(str(demo.root), logs, watch=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.verified, timeout=20)
+            await pilot.press("t")
+            await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen) and app.screen.counts > 0, timeout=20)
+            screen = app.screen
+            if logs is not None:
+                assert screen.stats.totals.findings == len(app.inspection.findings) == 3
+                assert "3 findings" in screen.head and "findings from the scan and the logs" in screen.head
+            else:
+                assert "no notice checked: no session logs given" in screen.head

@@ -22,11 +22,15 @@ from ..inspect.stats.builder import StatsBuilder
 from ..inspect.stats.model import Stats, SweepCandidate
 from .base import Report
 
+#: The one kind an agent's spill file has (dsh's kinds come from its file names).
+KIND = "spill-file"
 #: Link forms in which the model saw the whole text: not an omission notice.
 FULL_TEXT_FORMS = frozenset({"full-text"})
 
 
-def report_stats(report: Report, *, top: int = 10, now: float) -> Stats:
+def report_stats(report: Report, *, top: int = 10, now: float, content_checked: bool = True) -> Stats:
+    """``content_checked``: whether ``report`` came from an inspection that compared content
+    (then its findings are verify's)."""
     b = StatsBuilder(top, report.dialect)
     tree = report.tree.rstrip(os.sep)
 
@@ -38,7 +42,7 @@ def report_stats(report: Report, *, top: int = 10, now: float) -> Stats:
     for f in report.files:
         key = f.session or "(no session)"
         counters = b.session(key, f.session, project=project_of(f.path, f.session))
-        b.add_file(counters, key, f.path, "spill-file", None, f.size, f.mtime)
+        b.add_file(counters, key, f.path, KIND, None, f.size, f.mtime)
     named: dict[str, str] = {}
     for link in report.links:
         if link.target is not None:
@@ -46,11 +50,11 @@ def report_stats(report: Report, *, top: int = 10, now: float) -> Stats:
         if link.form in FULL_TEXT_FORMS:
             continue
         key = link.session or "(no session)"
-        b.add_notice(b.session(key, link.session, project=project_of(link.transcript, link.session)), None)
+        b.add_notice(b.session(key, link.session, project=project_of(link.transcript, link.session)), None, 0, KIND)
     for finding in report.findings:
         hit = kinds.get(finding.path or "")
         session = (hit.session if hit else None) or finding.session
-        b.add_finding(finding.code, b.session(session) if session else None, "spill-file" if hit else None)
+        b.add_finding(finding.code, b.session(session) if session else None, KIND if hit else None)
     sizes = {t.path: (t.session, t.size, t.mtime) for t in report.transcripts}
     sizes.update({f.path: (f.session, f.size, f.mtime) for f in report.files})
     for path in report.past_retention:
@@ -60,4 +64,10 @@ def report_stats(report: Report, *, top: int = 10, now: float) -> Stats:
     seconds = rule.seconds if rule is not None else 0.0
     title = f"{report.dialect}: {rule.scope} ({rule.source})" if rule is not None else f"{report.dialect}: no sweep"
     return b.build(report.tree, now, None, (title, seconds, round((now - seconds) * 1000), rule is not None,
-                                            "" if rule is not None else "this agent sweeps nothing"))
+                                            "" if rule is not None else "this agent sweeps nothing"),
+                   SCOPE_CONTENT if content_checked else SCOPE_NAMES, report.notices()["nothingChecked"])
+
+
+#: What the finding count covers (``Stats.findings_scope``), with and without content compared.
+SCOPE_CONTENT = "the agent's transcripts and spill files, content compared: what verify reports"
+SCOPE_NAMES = "the agent's transcripts and spill files, content not compared (run verify)"

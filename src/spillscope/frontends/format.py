@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 
 def human_size(n: int) -> str:
     size = float(n)
@@ -25,3 +27,16 @@ def human_age(seconds: float) -> str:
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``1 artifact``, ``2 artifacts``: a number with its noun in the right number."""
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+#: What the stats headers say when no notice gives a byte count.
+UNKNOWN_BYTES = "an unknown number of bytes"
+
+
+def omitted_text(size: Callable[[int], str], known: int, unknown: int, unknown_text: str = "unknown") -> str:
+    """What notices omitted: ``12.8 KiB``; ``12.8 KiB+`` when some notices give no count (a
+    lower bound); ``unknown_text`` when none of them gives one -- never ``0 Bytes+``, which
+    reads as a count."""
+    if unknown and not known:
+        return unknown_text
+    return size(known) + ("+" if unknown else "")

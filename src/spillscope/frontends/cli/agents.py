@@ -20,6 +20,7 @@ from ...dialects import DialectError, detect, get
 from ...dialects.base import Options, Report
 from ...storage import UnsupportedRoot, open_storage
 from ...inspect.findings import SEVERITY_RANK, Finding
+from ...inspect.scan.listing import listing_totals, select
 from ...util.text import visible
 from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
@@ -151,26 +152,33 @@ def listing(report: Report, now: float) -> dict[str, Any]:
         dirs = {os.path.dirname(os.path.dirname(a["path"])) for a in arts}
         path = dirs.pop() if len(dirs) == 1 else None
         out.append({"dir": os.path.basename(path) if path else sid, "path": path, "sessionId": sid or None,
-                    "mode": None, "artifactCount": len(arts), "findings": sorted(codes.get(path or "", ())),
-                    "artifacts": arts})
+                    "mode": None, "artifactCount": len(arts), "bytes": sum(a["size"] for a in arts),
+                    "findings": sorted(codes.get(path or "", ())), "artifacts": arts})
     return {"root": report.tree, "agent": report.dialect, "sessions": out,
-            "findings": [f.to_json() for f in report.findings], "summary": report.summary()}
+            "findings": [f.to_json() for f in report.findings], "summary": report.summary(),
+            "totals": listing_totals(out)}
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
-    narrowed = [f"--{k.replace('_', '-')}" for k in ("session", "kind", "older_than", "finding")
-                if getattr(args, k, None) is not None] + (["--sort"] if getattr(args, "sort", "name") != "name" else [])
-    if narrowed:  # never a listing that quietly ignores what was asked
-        raise UsageError(f"{' '.join(narrowed)}: for dsh roots only so far ({args.dialect.title}: `spillscope stats` "
-                         f"has its totals)")
+    from .inspect_cmds import narrowing_of
+
     now = time.time()
     data = listing(_inspect(args), now)
+    # The listing has dsh's shape, so dsh's narrowing applies as it is (every spill file of
+    # these agents is a ``tool-output``).
+    narrowing = narrowing_of(args)
+    in_root = None
+    if narrowing is not None:
+        in_root = data["totals"]["artifacts"]
+        data = select(data, **narrowing)
     if args.json:
         write_json(out, data)
         return 0
-    total = sum(s["artifactCount"] for s in data["sessions"])
+    totals = data["totals"]
     out.write(f"{cell(data['root'])} ({cell(args.dialect.title)})  ({count(len(data['sessions']), 'session')}, "
-              f"{count(total, 'spill file')})\n")
+              f"{count(totals['artifacts'], 'spill file')}, {human_size(totals['bytes'])})\n")
+    if not totals["artifacts"] and in_root:
+        out.write(f"no spill file matches the filter ({in_root:,} in the tree)\n")
     for s in data["sessions"]:
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
         out.write(f"\n{cell(s['path'] or s['dir'])}  {count(s['artifactCount'], 'spill file')}{cell(badge)}\n")

@@ -51,7 +51,7 @@ def _check_listable(root: str | None) -> None:
         raise UsageError(f"{root}: cannot read the spill root: {exc.strerror or exc}") from None
 
 
-def _narrowing(args: argparse.Namespace) -> dict[str, Any] | None:
+def narrowing_of(args: argparse.Namespace) -> dict[str, Any] | None:
     """The ``select`` arguments ``ls`` was given, or None when it lists everything in name order."""
     asked = {"session": getattr(args, "session", None), "kind": getattr(args, "kind", None),
              "older_than": getattr(args, "older_than", None), "finding": getattr(args, "finding", None),
@@ -66,7 +66,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     notes: list[str] = []
     store = open_root(args.root, "ls", timeout=args.timeout, check=False)
     _check_listable(store.tree)
-    narrowing = _narrowing(args)
+    narrowing = narrowing_of(args)
     if args.logs is None:
         # Names and lstat only: the parallel listing (the same JSON as the full path).
         require_usable(store)
@@ -85,23 +85,30 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         reason = nothing_checked(ins)
         if reason is not None:
             notes.append(not_checked_line(reason, len(ins.scan.artifacts())))
+    in_root = None
     if narrowing is not None:
+        in_root = data["totals"]["artifacts"]
         data = select(data, **narrowing)
     if args.json:
         write_json(out, data)
         return 0
-    _write_table(data, out)
+    _write_table(data, out, in_root)
     out.write("".join(cell(note) + "\n" for note in notes))
     return 0
 
 
-def _write_table(data: dict[str, Any], out: TextIO) -> None:
-    """The human ``ls``: a block per session dir, a line per artifact, then the rest."""
+def _write_table(data: dict[str, Any], out: TextIO, in_root: int | None = None) -> None:
+    """The human ``ls``: a block per session dir, a line per artifact, then the rest.
+
+    ``in_root``: the artifacts before a filter narrowed the listing (None: not narrowed) --
+    a filter that keeps nothing must not say the root is empty."""
     totals = data["totals"]
     artifacts = totals["artifacts"]
     out.write(f"{cell(data['root'])}  ({count(totals['sessions'], 'session')}, {count(artifacts, 'artifact')}, "
               f"{human_size(totals['bytes'])})\n")
-    if not artifacts:
+    if not artifacts and in_root:
+        out.write(f"no artifact matches the filter ({in_root:,} in the root)\n")
+    elif not artifacts:
         out.write("empty: no artifact in this root" + ("" if data["sessions"] else
                   " (a spill root holds session-<12 hex>/ dirs; is this one?)") + "\n")
     listed = set()

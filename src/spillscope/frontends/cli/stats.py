@@ -16,7 +16,8 @@ from typing import Sequence, TextIO
 import humanize
 
 from ...inspect.stats.model import TABLES, Stats, Table
-from ..format import count, human_age
+from ...inspect.verify.coverage import not_checked_line
+from ..format import UNKNOWN_BYTES, count, human_age, omitted_text
 from .args import UsageError, check_logs, open_root
 from .output import cell, write_json
 from .progress import Progress
@@ -50,10 +51,10 @@ def run_stats(args: argparse.Namespace) -> Stats:
     from ...dialects.stats import report_stats
 
     now = time.time()
-    # Names, sizes and links, no content compared: the agent's own rule forecasts the sweep
-    # unless --retention overrides it.
-    report = dialect.inspect(args.root, Options(now=now, retention_seconds=args.retention, check_content=False))
-    return report_stats(report, top=args.top, now=now)
+    # Content compared, as verify does: a finding count lower than verify's would be untrue.
+    # The agent's own rule forecasts the sweep unless --retention overrides it.
+    report = dialect.inspect(args.root, Options(now=now, retention_seconds=args.retention, check_content=True))
+    return report_stats(report, top=args.top, now=now, content_checked=True)
 
 
 def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
@@ -105,7 +106,7 @@ def _grid(out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], right
 def _totals_rows(table: Table) -> list[list[str]]:
     rows = []
     for key, files, nbytes, notices, obytes, omessages, unknown, findings in table.rows:
-        omitted = size(obytes) + ("+" if unknown else "")
+        omitted = omitted_text(size, obytes, unknown)
         rows.append([cell(key), f"{files:,}", size(nbytes), f"{notices:,}", omitted, f"{omessages:,}", f"{findings:,}"])
     return rows
 
@@ -117,9 +118,12 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
     t = stats.totals
     shown = [only] if only else list(TABLES)
     if not only:
-        out.write(f"{cell(stats.root)}: {len(stats.sessions):,} sessions, {t.files:,} files, {size(t.bytes)}; "
-                  f"{t.notices:,} notices omitted {size(t.omitted_bytes)}{'+' if t.omitted_unknown else ''} "
+        out.write(f"{cell(stats.root)}: {stats.sessions_phrase()}, {t.files:,} files, {size(t.bytes)}; "
+                  f"{t.notices:,} notices omitted {omitted_text(size, t.omitted_bytes, t.omitted_unknown, UNKNOWN_BYTES)} "
                   f"and {t.omitted_messages:,} messages; {count(t.findings, 'finding')}\n")
+        out.write(f"findings from {cell(stats.findings_scope)}\n")
+        if stats.nothing_checked is not None:
+            out.write(cell(not_checked_line(stats.nothing_checked, t.files)) + "\n")
     for name in shown:
         if name in ("totals", "sessions", "ages") and not only:
             continue  # the header says the totals; every session (--table sessions) and ages (by day, counted back) are asked for
@@ -139,8 +143,9 @@ def write_human(stats: Stats, out: TextIO, only: str | None = None) -> None:
         elif name == "findings":
             _grid(out, ["code", "severity", "count"], [[c, s, f"{n:,}"] for c, s, n in table.rows], {2})
         elif name in ("sessions", "top-sessions"):
-            rows = [[cell(r[0]), cell(r[1] if r[1] is not None else "-"), f"{r[4]:,}", size(r[5]),
-                     f"{r[6]:,}", size(r[7]) + ("+" if r[9] else ""), f"{r[10]:,}",
+            # A session only a log names has no dir: said, so its 0 bytes do not read as an empty dir.
+            rows = [[cell(r[0]) + ("" if r[13] else " (no dir)"), cell(r[1] if r[1] is not None else "-"),
+                     f"{r[4]:,}", size(r[5]), f"{r[6]:,}", omitted_text(size, r[7], r[9]), f"{r[10]:,}",
                      human_age(stats.now - r[12]) if r[12] is not None else "-"] for r in table.rows]
             _grid(out, ["dir", "session", "files", "size", "notices", "omitted", "findings", "newest"], rows,
                   {2, 3, 4, 5, 6, 7})

@@ -16,6 +16,8 @@ from typing import Any, Sequence
 import humanize
 
 from ...inspect.stats.model import TABLES, Stats
+from ...inspect.verify.coverage import not_checked_line
+from ..format import UNKNOWN_BYTES, omitted_text
 from .render import _wrap, esc
 
 #: Bars drawn per chart at most (the largest, or the newest days).
@@ -76,9 +78,13 @@ class StatsView:
 
     def _repr_html_(self) -> str:
         s, t = self.stats, self.stats.totals
-        head = (f"<b>Stats</b> <code>{esc(s.root)}</code><br>{len(s.sessions):,} sessions, {t.files:,} files, "
-                f"{esc(_size(t.bytes))}; {t.notices:,} notices omitted {esc(_size(t.omitted_bytes))}"
-                f"{'+' if t.omitted_unknown else ''} and {t.omitted_messages:,} messages; {t.findings:,} findings. "
+        # What the finding count covers (or why nothing was checked), as the CLI and TUI say it.
+        scope = (not_checked_line(s.nothing_checked, t.files) if s.nothing_checked is not None
+                 else f"findings from {s.findings_scope}")
+        head = (f"<b>Stats</b> <code>{esc(s.root)}</code><br>{esc(s.sessions_phrase())}, {t.files:,} files, "
+                f"{esc(_size(t.bytes))}; {t.notices:,} notices omitted "
+                f"{esc(omitted_text(_size, t.omitted_bytes, t.omitted_unknown, UNKNOWN_BYTES))}"
+                f" and {t.omitted_messages:,} messages; {t.findings:,} findings ({esc(scope)}). "
                 f"Next sweep: {s.sweep.files:,} files, {esc(_size(s.sweep.bytes))}"
                 + ("" if s.sweep.applies else f" ({esc(s.sweep.why)})") + "<br>")
         days = s.days[-CHART_BARS:]

@@ -23,9 +23,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
+from ...inspect.verify.coverage import not_checked_line
 from ...inspect.stats.model import Stats
 from ...util.text import visible
-from ..format import count
+from ..format import UNKNOWN_BYTES, count, omitted_text
 from .safe_text import safe
 
 #: Bars per chart at most (the newest ages, the largest sessions, the commonest findings).
@@ -101,11 +102,16 @@ class StatsScreen(Screen[None]):
         self.stats = stats
         self.counts += 1
         t, sw = stats.totals, stats.sweep
-        omitted = _size(t.omitted_bytes) + ("+" if t.omitted_unknown else "")
+        omitted = omitted_text(_size, t.omitted_bytes, t.omitted_unknown, UNKNOWN_BYTES)
         head = [safe(f"{stats.root}", "bold"),
-                safe(f"{len(stats.sessions):,} sessions · {t.files:,} files · {_size(t.bytes)} · "
+                safe(f"{stats.sessions_phrase()} · {t.files:,} files · {_size(t.bytes)} · "
                      f"{t.notices:,} notices omitted {omitted} and {t.omitted_messages:,} messages · "
                      f"{count(t.findings, 'finding')}")]
+        # What that finding count covers: "0 findings" with nothing checked is not a pass.
+        if stats.nothing_checked is not None:
+            head.append(safe(not_checked_line(stats.nothing_checked, t.files), "bold yellow"))
+        else:
+            head.append(safe(f"findings from {stats.findings_scope}"))
         if sw.applies:
             named = f" · {len(sw.still_named):,} still named by a log" if stats.logs is not None else ""
             head.append(safe(f"next sweep ({sw.retention_seconds / 86400:g}d): {sw.files:,} files, "

@@ -30,7 +30,7 @@ def _valid_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SAFE
 
 
-def _validate_notice(entry: ReferenceEntry) -> list[str]:
+def validate_notice(entry: ReferenceEntry) -> list[str]:
     notice = entry.notice or {}
     problems = []
     for key in ("omittedMessages", "omittedBytes"):
@@ -64,7 +64,7 @@ def _link_reference(
             link.status = "invalid"
             link.findings.append(finding("malformed-notice", **where, detail=f"reference to {entry.session_id!r} is truncated but has no notice"))
         return link
-    problems = _validate_notice(entry)
+    problems = validate_notice(entry)
     pre = [finding("malformed-notice", **where, detail=f"notice for {entry.session_id!r}: {p}") for p in problems]
     snap = entry.snapshot or {}
     if snap.get("status") == "unavailable" and not problems:

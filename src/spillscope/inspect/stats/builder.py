@@ -19,12 +19,21 @@ from .model import (AgeVolume, DayVolume, FileSize, FindingCount, Slice, Stats, 
 
 _DAY = 86400
 _HOUR = 3600
-# Positions in a counter list: the seven totals, then (sessions only) oldest and newest mtime.
-FILES, BYTES, NOTICES, OMITTED_BYTES, OMITTED_MESSAGES, OMITTED_UNKNOWN, FINDINGS, OLDEST, NEWEST = range(9)
+# Positions in a counter list: the seven totals, then (sessions only) oldest and newest mtime,
+# and whether the session has a dir on disk (a session only a log names has none).
+FILES, BYTES, NOTICES, OMITTED_BYTES, OMITTED_MESSAGES, OMITTED_UNKNOWN, FINDINGS, OLDEST, NEWEST, ON_DISK = range(10)
+
+
+#: Positions in a (kind, tool) counter list.
+C_FILES, C_BYTES, C_FINDINGS, C_NOTICES, C_OMITTED_BYTES, C_OMITTED_MESSAGES, C_OMITTED_UNKNOWN = range(7)
+
+
+def new_class() -> list[int]:
+    return [0, 0, 0, 0, 0, 0, 0]
 
 
 def _counters() -> list[Any]:
-    return [0, 0, 0, 0, 0, 0, 0, None, None]
+    return [0, 0, 0, 0, 0, 0, 0, None, None, False]
 
 
 class StatsBuilder:
@@ -36,7 +45,9 @@ class StatsBuilder:
         #: session dir → counters; and → (session id, agent, project) where known.
         self.sessions: dict[str, list[Any]] = {}
         self.meta: dict[str, tuple[str | None, str, str | None]] = {}
-        #: (kind, tool) → [files, bytes, findings]: one dict step per file for both tables
+        #: (kind, tool) → counters at the ``C_*`` positions: one dict step per file for both tables. A
+        #: notice counts under the kind (and tool) of the artifact it names, so the kind and
+        #: tool rows add up to the header's notices and omissions.
         self.classes: dict[tuple[str, str | None], list[int]] = {}
         #: hour number (UTC hours since the epoch) → [files, bytes]: fine enough for both
         #: calendar days and ages in whole days measured from ``now`` (known only at the end)
@@ -63,13 +74,14 @@ class StatsBuilder:
                  size: int, mtime: float) -> None:
         session[FILES] += 1
         session[BYTES] += size
+        session[ON_DISK] = True
         if session[OLDEST] is None or mtime < session[OLDEST]:
             session[OLDEST] = mtime
         if session[NEWEST] is None or mtime > session[NEWEST]:
             session[NEWEST] = mtime
         c = self.classes.get((kind, tool))
         if c is None:
-            c = self.classes[(kind, tool)] = [0, 0, 0]
+            c = self.classes[(kind, tool)] = new_class()
         c[0] += 1
         c[1] += size
         hour = self.hours.get(int(mtime // _HOUR))
@@ -83,14 +95,25 @@ class StatsBuilder:
         elif size > heap[0][0] or (size == heap[0][0] and path > heap[0][1]):
             heapq.heapreplace(heap, (size, path, session_dir, kind, tool, mtime))
 
-    def add_notice(self, session: list[Any], omitted_bytes: int | None, omitted_messages: int = 0) -> None:
-        """A notice a session's log carries: ``omitted_bytes`` ``None`` when it gives no count."""
-        session[NOTICES] += 1
-        if omitted_bytes is None:
-            session[OMITTED_UNKNOWN] += 1
-        else:
-            session[OMITTED_BYTES] += omitted_bytes
-        session[OMITTED_MESSAGES] += omitted_messages
+    def add_notice(self, session: list[Any] | None, omitted_bytes: int | None, omitted_messages: int = 0,
+                   kind: str | None = None, tool: str | None = None) -> None:
+        """A notice a session's log carries: ``omitted_bytes`` ``None`` when it gives no count;
+        ``kind``/``tool`` those of the artifact it names (its kind and tool rows)."""
+        rows = []
+        if session is not None:
+            rows.append((session, NOTICES, OMITTED_BYTES, OMITTED_MESSAGES, OMITTED_UNKNOWN))
+        if kind is not None:
+            c = self.classes.get((kind, tool))
+            if c is None:
+                c = self.classes[(kind, tool)] = new_class()
+            rows.append((c, C_NOTICES, C_OMITTED_BYTES, C_OMITTED_MESSAGES, C_OMITTED_UNKNOWN))
+        for into, n, ob, om, ou in rows:
+            into[n] += 1
+            if omitted_bytes is None:
+                into[ou] += 1
+            else:
+                into[ob] += omitted_bytes
+            into[om] += omitted_messages
 
     def add_finding(self, code: str, session: list[Any] | None = None, kind: str | None = None,
                     tool: str | None = None) -> None:
@@ -102,8 +125,8 @@ class StatsBuilder:
         if kind is not None:
             c = self.classes.get((kind, tool))
             if c is None:
-                c = self.classes[(kind, tool)] = [0, 0, 0]
-            c[2] += 1
+                c = self.classes[(kind, tool)] = new_class()
+            c[C_FINDINGS] += 1
 
     def add_candidate(self, candidate: SweepCandidate) -> None:
         self.candidates.append(candidate)
@@ -116,14 +139,14 @@ class StatsBuilder:
                 continue
             mine = self.session(name, *other.meta.get(name, (None, None, None)))
             _add(mine, counters)
+            mine[ON_DISK] = mine[ON_DISK] or counters[ON_DISK]
             for pos, pick in ((OLDEST, min), (NEWEST, max)):
                 if counters[pos] is not None:
                     mine[pos] = counters[pos] if mine[pos] is None else pick(mine[pos], counters[pos])
-        for key, (files, size, found) in other.classes.items():
-            c = self.classes.setdefault(key, [0, 0, 0])
-            c[0] += files
-            c[1] += size
-            c[2] += found
+        for key, counts in other.classes.items():
+            c = self.classes.setdefault(key, new_class())
+            for i, n in enumerate(counts):
+                c[i] += n
         for hour, (files, size) in other.hours.items():
             d = self.hours.setdefault(hour, [0, 0])
             d[0] += files
@@ -135,8 +158,10 @@ class StatsBuilder:
         self.candidates += other.candidates
         self.loose_findings += other.loose_findings
 
-    def build(self, root: str, now: float, logs: str | None, sweep: tuple[str, float, int, bool, str]) -> Stats:
-        """The finished view; ``sweep`` is (rule, retention seconds, cutoff ms, applies, why)."""
+    def build(self, root: str, now: float, logs: str | None, sweep: tuple[str, float, int, bool, str],
+              findings_scope: str = "", nothing_checked: str | None = None) -> Stats:
+        """The finished view; ``sweep`` is (rule, retention seconds, cutoff ms, applies, why);
+        ``findings_scope`` and ``nothing_checked`` as :class:`~.model.Stats` has them."""
         default = (None, self.agent, None)
         meta = self.meta
         session_rows = tuple((name, *meta.get(name, default), *c) for name, c in sorted(self.sessions.items()))
@@ -166,8 +191,8 @@ class StatsBuilder:
                          for code, n in sorted(self.codes.items(), key=lambda item: (-item[1], item[0])))
         kinds: dict[str, list[list[Any]]] = {}
         tools: dict[str, list[list[Any]]] = {}
-        for (kind, tool), (files, size, found) in self.classes.items():
-            row = [files, size, 0, 0, 0, 0, found]
+        for (kind, tool), (files, size, found, notices, obytes, omessages, ounknown) in self.classes.items():
+            row = [files, size, notices, obytes, omessages, ounknown, found]
             kinds.setdefault(kind, []).append(row)
             if tool is not None:
                 tools.setdefault(tool, []).append(row)
@@ -176,7 +201,7 @@ class StatsBuilder:
                                tuple(sorted(self.candidates, key=lambda c: (c.mtime, c.path))))
         return Stats(root, now, logs, self.top, totals, _slices(by_agent), _slices(by_project),
                      _slices(kinds), _slices(tools),
-                     days, ages, findings, session_rows, top_files, outlook)
+                     days, ages, findings, session_rows, top_files, outlook, findings_scope, nothing_checked)
 
 
 def _add(into: list[Any], counters: list[Any]) -> None:

@@ -11,8 +11,10 @@ What is counted, and from where:
 - findings: the scan's (odd entries, permissions, symlinks, unreadable places), the logs'
   (malformed lines and notices), ``orphan-artifact`` with ``--logs`` (a regular file no
   notice names: its locator resolved by :mod:`..link.locate`, or a replay-normalised name that
-  matches the file's) and ``past-retention`` for each sweep candidate. Content is not read:
-  checking it is ``verify``'s job;
+  matches the file's), what each notice's link decides without content (``expired-locator``,
+  ``snapshot-unavailable``, ``outside-root``, ``foreign-owner``, ``bytes-mismatch``...: the
+  same findings ``verify`` gives) and ``past-retention`` for each sweep candidate. Content is
+  not read: comparing it is ``verify``'s job, and ``Stats.findings_scope`` says so;
 - the sweep: :class:`..expiry.SweepForecast`, the local backend's own rule (strictly older
   than ``now - retention`` as Node's ``mtimeMs``, trusted dirs only), and for each candidate
   the first notice that still names it.
@@ -27,6 +29,8 @@ from __future__ import annotations
 import functools
 import heapq
 import os
+import re
+import stat
 import time
 from typing import Any, Iterable, Iterator
 
@@ -36,18 +40,25 @@ from ...spill.naming import session_dir_name
 from ...spill.replay import normalized_name
 from ...storage import Storage, open_storage
 from ...util.gcpause import acyclic
+from ..verify.coverage import why_nothing_checked
 from ..verify.expiry import SweepForecast
 from ..findings import Finding
 from ..link.locate import resolve_locator
-from ..logs import SessionLog, iter_logs
+from ..link.reference import validate_notice
+from ..logs import ReferenceEntry, SessionLog, iter_logs
 from ..scan.tree import (ARTIFACT, Artifact, ArtifactKind, ProgressFn, SessionDir, SessionSpec, classify_suffix,
                          open_session_dir, root_plan, scan_entry, scan_objects)
-from .builder import BYTES, FILES, NEWEST, OLDEST, StatsBuilder
+from .builder import BYTES, FILES, NEWEST, OLDEST, ON_DISK, StatsBuilder, new_class
 from .model import Stats, SweepCandidate
 
 AGENT = "dsh"
 RULE = "dsh LocalSpillStore start-up sweep (cleanup_period_days)"
 DEFAULT_RETENTION_SECONDS = DEFAULT_CLEANUP_PERIOD_DAYS * 86400.0
+#: What a dsh ``stats`` finding count covers (``Stats.findings_scope``).
+#: (Short: the TUI's stats screen shows it on one line at 80 columns.) The scan's entries and
+#: the logs' notices, links, sizes, expiry and orphans are counted; previews and digests are not.
+SCOPE_LOGS = "the scan and the logs; content not compared (run verify)"
+SCOPE_NO_LOGS = "the scan only (no logs: no notice checked); content not compared"
 #: Below this many session dirs the walk runs in-process (forking costs more).
 PARALLEL_MIN_DIRS = 256
 
@@ -59,6 +70,12 @@ class _Named:
     def __init__(self) -> None:
         self.paths: dict[str, str] = {}
         self.names: dict[str, str] = {}
+        #: Each notice's in-root artifact path → (its session's counters, kind, tool, the
+        #: byte count it logged, its owner's session dir): checked against the root once the
+        #: walk is done (:func:`_link_findings`), one ``lstat`` per path.
+        self.pending: dict[str, list[tuple[list[Any] | None, str, str | None, int | None, str]]] = {}
+        #: For verify's nothing-checked rule: session logs read, notices, locators outside the root.
+        self.logs = self.notices = self.outside = 0
 
     def add(self, locator: str | None, root: str, rebase: str | None, where: str) -> None:
         if locator is None:
@@ -79,26 +96,106 @@ class _Named:
         return where
 
 
+#: The kind of artifact a reference notice names (a tool-spill notice names a ``tool-output``).
+REFERENCE_KIND: ArtifactKind = "session-reference-transcript"
+
+
 def _fold_log(b: StatsBuilder, log: SessionLog, root: str, rebase: str | None, named: _Named | None) -> None:
     session = None
     if log.session_id is not None:
         session = b.session(session_dir_name(log.session_id), log.session_id, project=log.cwd)
     for f in log.findings:
         b.add_finding(f.code, session)
+    if named is not None:
+        named.logs += 1
+        named.notices += sum(1 for ref in log.references if ref.notice is not None) + len(log.tool_spills)
     for ref in log.references:
         notice = ref.notice
         if named is not None:
             named.add(ref.locator, root, rebase, f"{ref.log}:{ref.line}")
+            _reference_findings(b, ref, session, root, rebase, named)
         if notice is None or session is None:
             continue
         ob, om = notice.get("omittedBytes"), notice.get("omittedMessages")
         b.add_notice(session, ob if isinstance(ob, int) and _count(ob) else None,
-                     om if isinstance(om, int) and _count(om) else 0)
+                     om if isinstance(om, int) and _count(om) else 0, REFERENCE_KIND)
     for spill in log.tool_spills:
+        tool = spill.tool_name
         if named is not None:
             named.add(spill.locator, root, rebase, f"{spill.log}:{spill.line}")
+            if spill.notice.dialect != "standard":
+                b.add_finding("notice-dialect", session, "tool-output", tool)
+            # verify compares a tool notice's omission with the artifact's text, not its size: no byte check here
+            _locator_findings(b, spill.locator, session, "tool-output", tool, None, spill.target_session,
+                              root, rebase, named)
         if session is not None:
-            b.add_notice(session, _tool_omitted(spill.notice))
+            b.add_notice(session, _tool_omitted(spill.notice), 0, "tool-output", tool)
+
+
+# verify's links (inspect/link/reference.py, tool.py) decide the same findings from the same
+# notice; only what needs an artifact's content (previews, digests, transcripts) is left to verify.
+def _reference_findings(b: StatsBuilder, ref: ReferenceEntry, session: list[Any] | None, root: str,
+                        rebase: str | None, named: _Named) -> None:
+    """The findings ``verify`` gives a reference notice without reading its artifact."""
+    kind = REFERENCE_KIND
+    if ref.notice is None:
+        if (ref.stats or {}).get("truncated") is True:
+            b.add_finding("malformed-notice", session, kind)
+        return
+    problems = validate_notice(ref)
+    for _ in problems:
+        b.add_finding("malformed-notice", session, kind)
+    snap = ref.snapshot or {}
+    if snap.get("status") == "unavailable" and not problems:
+        b.add_finding("snapshot-unavailable", session, kind)
+        return
+    locator = snap.get("locator")
+    if snap.get("status") != "saved" or not isinstance(locator, str):
+        return
+    size = snap.get("bytes")
+    _locator_findings(b, locator, session, kind, None, size if _count(size) else None, ref.target_session,
+                      root, rebase, named)
+
+
+def _locator_findings(b: StatsBuilder, locator: str, session: list[Any] | None, kind: str, tool: str | None,
+                      size: int | None, owner: str, root: str, rebase: str | None, named: _Named) -> None:
+    if normalized_name(locator) is not None:
+        b.add_finding("normalized-locator", session, kind, tool)
+        return
+    path, _ = resolve_locator(locator, root, rebase)
+    if path is None:
+        b.add_finding("outside-root", session, kind, tool)
+        named.outside += 1
+        return
+    named.pending.setdefault(path, []).append((session, kind, tool, size, session_dir_name(owner)))
+
+
+def _link_findings(b: StatsBuilder, root: str, named: _Named, regular: dict[str, int] | None) -> None:
+    """Each notice's artifact, looked up once the walk is done: ``expired-locator`` where it
+    is not a regular file in a session dir of the root (what the scan lists), else
+    ``bytes-mismatch`` and ``foreign-owner`` as verify gives them. ``regular``: the object
+    store's listing (path → size); a local root is asked with one ``lstat`` per path."""
+    for path, notices in named.pending.items():
+        size: int | None = None
+        session_dir = os.path.basename(os.path.dirname(path))
+        if regular is not None:
+            size = regular.get(path)
+        elif os.path.dirname(os.path.dirname(path)) == root and SESSION_DIR.fullmatch(session_dir):
+            try:
+                st = os.lstat(path)
+            except PermissionError:
+                continue  # unreadable: the scan's finding says so, as verify's ``unverified`` does
+            except OSError:
+                st = None
+            size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
+        for session, kind, tool, logged, owner_dir in notices:
+            if size is None:
+                b.add_finding("expired-locator", session, kind, tool)
+                continue
+            if session_dir != owner_dir:
+                b.add_finding("foreign-owner", session, kind, tool)
+            if logged is not None and logged != size:
+                b.add_finding("bytes-mismatch", session, kind, tool)
 
 
 def _count(value: object) -> bool:
@@ -114,6 +211,7 @@ def _fold_session(b: StatsBuilder, s: SessionDir, found: list[Finding], forecast
                   named: _Named | None) -> None:
     """A session dir already scanned (the S3 listing): each artifact through the general fold."""
     counters = b.session(s.name)
+    counters[ON_DISK] = True
     for art in s.artifacts:
         _fold_artifact(b, counters, art, named)
     _fold_rest(b, counters, s.path, s.artifacts, found, forecast, named)
@@ -144,6 +242,7 @@ def _fold_rest(b: StatsBuilder, counters: list[Any], dir_path: str, arts: list[A
 
 
 _HEX = "0123456789abcdef"
+SESSION_DIR = re.compile(r"session-[0-9a-f]{12}")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -166,6 +265,7 @@ def _fold_dir(b: StatsBuilder, spec: SessionSpec, forecast: SweepForecast | None
     session, found, entries = open_session_dir(*spec)
     name = session.name
     counters = b.session(name)
+    counters[ON_DISK] = True
     classes, hours, heap, top = b.classes, b.hours, b.heap, b.top
     cut = forecast.cutoff / 1000 + 1e-5 if forecast is not None else float("-inf")
     files = total = 0
@@ -193,7 +293,7 @@ def _fold_dir(b: StatsBuilder, spec: SessionSpec, forecast: SweepForecast | None
                     key = (plain[1], plain[2])
                     c = classes.get(key)
                     if c is None:
-                        c = classes[key] = [0, 0, 0]
+                        c = classes[key] = new_class()
                     c[0] += 1
                     c[1] += size
                     hour_key = int(mtime // 3600)
@@ -297,6 +397,8 @@ def _dsh_stats(root: Storage | str | os.PathLike[str], logs: str | os.PathLike[s
                 b.add_finding(f.code)
         for s in scan.sessions:
             _fold_session(b, s, by_dir[s.name], None, named)
+        if named is not None:
+            _link_findings(b, root, named, {a.path: a.size for s in scan.sessions for a in s.artifacts if a.is_regular})
     else:
         done, plan = root_plan(root)
         if done is not None:
@@ -319,8 +421,17 @@ def _dsh_stats(root: Storage | str | os.PathLike[str], logs: str | os.PathLike[s
                 _walk_serial(b, specs, progress)
         finally:
             _STATE = None
+        if named is not None:
+            _link_findings(b, root, named, None)
+    reason: str | None
+    if named is None:
+        scope, reason = SCOPE_NO_LOGS, why_nothing_checked(False, 0, 0, 0)
+    else:
+        checked = sum(len(notices) for notices in named.pending.values())
+        scope = SCOPE_LOGS
+        reason = None if checked else why_nothing_checked(True, named.logs, named.notices, named.outside)
     return b.build(root, now, None if logs is None else os.fspath(logs),
-                   (RULE, retention_seconds, forecast.cutoff, forecast.applies, forecast.why))
+                   (RULE, retention_seconds, forecast.cutoff, forecast.applies, forecast.why), scope, reason)
 
 
 def _walk_serial(b: StatsBuilder, specs: list[SessionSpec], progress: ProgressFn | None) -> None:

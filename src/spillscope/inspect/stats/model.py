@@ -66,6 +66,9 @@ class SessionTotals:
     #: mtimes (seconds) of its oldest and newest file; ``None`` when it holds none.
     oldest: float | None
     newest: float | None
+    #: False for a session only a log names: it has no dir in the root (its bytes are 0
+    #: because there is nothing, not because it is empty).
+    on_disk: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,11 +165,11 @@ class Table:
 
 
 #: The columns of the ``sessions`` and ``top-sessions`` tables (and of ``Stats.session_rows``).
-SESSION_COLUMNS = ("dir", "sessionId", "agent", "project", *TOTAL_COLUMNS, "oldestMtime", "newestMtime")
+SESSION_COLUMNS = ("dir", "sessionId", "agent", "project", *TOTAL_COLUMNS, "oldestMtime", "newestMtime", "onDisk")
 
 
 def _session(row: tuple[Any, ...]) -> SessionTotals:
-    return SessionTotals(row[0], row[1], row[2], row[3], Totals(*row[4:11]), row[11], row[12])
+    return SessionTotals(row[0], row[1], row[2], row[3], Totals(*row[4:11]), row[11], row[12], row[13])
 
 
 #: Every table a :class:`Stats` gives, in the order the human view shows them.
@@ -197,10 +200,27 @@ class Stats:
     session_rows: tuple[tuple[Any, ...], ...]
     top_files: tuple[FileSize, ...]
     sweep: SweepOutlook
+    #: What the finding counts cover, in words ("findings from ..."): a view that counts
+    #: fewer findings than ``verify`` would must say which checks it ran.
+    findings_scope: str = ""
+    #: Why no notice was checked (a ``NOTHING_CHECKED`` code of inspect/verify/coverage.py),
+    #: None when one was: "0 findings" then means nothing was looked at, not all is well.
+    nothing_checked: str | None = None
 
     @functools.cached_property
     def sessions(self) -> tuple[SessionTotals, ...]:
         return tuple(_session(row) for row in self.session_rows)
+
+    @property
+    def sessions_on_disk(self) -> int:
+        """Sessions with a dir in the root (the rest only a log names)."""
+        return sum(1 for row in self.session_rows if row[13])
+
+    def sessions_phrase(self) -> str:
+        """``3 sessions`` or, where logs name sessions with no dir, ``3 sessions (+4 named by logs, no dir)``."""
+        on_disk = self.sessions_on_disk
+        gone = len(self.session_rows) - on_disk
+        return f"{on_disk:,} sessions" + (f" (+{gone:,} named by logs, no dir)" if gone else "")
 
     @property
     def top_sessions(self) -> tuple[SessionTotals, ...]:
@@ -224,7 +244,7 @@ class Stats:
             return Table(name, SESSION_COLUMNS, self.session_rows)
         if name == "top-sessions":
             return Table(name, SESSION_COLUMNS,
-                         tuple((s.dir, s.session_id, s.agent, s.project, *s.totals.values(), s.oldest, s.newest)
+                         tuple((s.dir, s.session_id, s.agent, s.project, *s.totals.values(), s.oldest, s.newest, s.on_disk)
                                for s in self.top_sessions))
         if name == "top-files":
             return Table(name, ("path", "sessionDir", "kind", "tool", "size", "mtime"),
@@ -240,6 +260,8 @@ class Stats:
             "now": self.now,
             "logs": self.logs,
             "totals": self.totals.to_json(),
+            "findingsScope": self.findings_scope,
+            "nothingChecked": self.nothing_checked,
             "agents": self.table("agents").to_records(),
             "projects": self.table("projects").to_records(),
             "kinds": self.table("kinds").to_records(),
