@@ -3,6 +3,7 @@ beside the file's start, a planted fault shown as one, hostile text inert."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -60,3 +61,29 @@ async def test_a_changed_byte_is_a_mismatch_row_and_hostile_text_is_inert(tmp_pa
         assert "digest-mismatch" in _text(app, "#notice")
         shown = _text(app, "#file")
         assert "\x1b" not in shown and "\x07" not in shown and "␛" in shown
+
+
+async def test_a_deleted_file_is_a_row_and_the_summary_fails_at_80x24(tmp_path: Path) -> None:
+    """An expired notice has no file to list: it still gets its row, and any finding at or above
+    verify's default --fail-on (warning) makes the summary FAIL, counts first (they must not run
+    off an 80-column line behind the path)."""
+    tree = tmp_path / "projects"
+    shutil.copytree(FIXTURES / "claude" / "projects", tree)
+    app = AgentApp(get("claude"), str(tree))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(app, pilot)
+        named = [k for k in app.report.links if k.form == "persisted-output"]  # type: ignore[union-attr]
+    assert named and named[0].target is not None
+    os.unlink(named[0].target)
+    app = AgentApp(get("claude"), str(tree))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(app, pilot)
+        summary = _text(app, "#summary")
+        assert summary.startswith("FAIL 1 finding · "), summary
+        table = app.query_one("#files", DataTable)
+        row = next(i for i, r in enumerate(app._rows) if getattr(r, "named", None) == named[0].named)
+        assert str(table.get_row_at(row)[0]) == "expired"
+        assert "expired-locator" in str(table.get_row_at(row)[3])
+        table.move_cursor(row=row)
+        await pilot.pause()
+        assert "expired-locator" in _text(app, "#notice") and "the file is gone" in _text(app, "#file")

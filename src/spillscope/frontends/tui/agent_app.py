@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from ...dialects.base import Dialect, Link, Options, Report, SpillFile
 from ...dialects.checks import read_spill
-from ...inspect.findings import Finding
-from ..format import human_size
+from ...inspect.findings import SEVERITY_RANK, Finding
+from ..format import count, human_size
 from .safe_text import badges, safe
 
 #: How much of a spill file is shown beside its notice (a notice's preview is at most ~2,000 characters).
@@ -40,7 +40,7 @@ class AgentApp(App[None]):
         self.dialect = dialect
         self.root_path = tree
         self.report: Report | None = None
-        self._rows: list[SpillFile] = []
+        self._rows: list[SpillFile | Link] = []
 
     def compose(self) -> ComposeResult:
         yield Static(safe(f"{self.dialect.title}: {self.root_path} — verifying…"), id="summary")
@@ -71,21 +71,33 @@ class AgentApp(App[None]):
                 by_file.setdefault(str(where), []).append(finding)
         table = self.query_one("#files", DataTable)
         table.clear()
-        self._rows = list(report.files)
-        for spill in self._rows:
-            link = links.get(spill.path)
-            status = link.status if link is not None else "orphan"
-            table.add_row(Text(status, style=_STATUS_STYLE.get(status, "")), human_size(spill.size), safe(spill.name),
-                          badges([x.code for x in by_file.get(spill.path, [])]))
+        # Every spill file, then every link whose file is gone (an expired notice has no file
+        # to list, but it is a finding the table must show, not only the summary's count).
+        present = {spill.path for spill in report.files}
+        gone = [k for k in report.links if k.status == "expired" or (k.target is not None and k.target not in present)]
+        self._rows = [*report.files, *gone]
+        for row in self._rows:
+            if isinstance(row, SpillFile):
+                link = links.get(row.path)
+                status = link.status if link is not None else "orphan"
+                size, name, where = human_size(row.size), row.name, row.path
+            else:
+                where = row.target or row.named or ""  # a gone file is known by the path its notice wrote
+                status, size, name = row.status, "—", where.replace("\\", "/").rsplit("/", 1)[-1]
+            table.add_row(Text(status, style=_STATUS_STYLE.get(status, "")), size, safe(name),
+                          badges([x.code for x in by_file.get(where, [])]))
         notices = report.notices()
-        # Checking no notice is not a pass (the core's rule, verify's exit 3).
-        verdict = ("FAIL" if report.worst() == "error" else "NOTHING CHECKED" if notices["nothingChecked"] is not None
-                   else "OK")
+        # The verdict is verify's (its default --fail-on is warning: a warning fails too), and
+        # checking no notice is not a pass (the core's rule, verify's exit 3).
+        worst = report.worst()
+        verdict = ("FAIL" if worst is not None and SEVERITY_RANK[worst] >= SEVERITY_RANK["warning"]
+                   else "NOTHING CHECKED" if notices["nothingChecked"] is not None else "OK")
         summary = Text()
         summary.append(f"{verdict} ", style="bold green" if verdict == "OK" else "bold white on red")
-        summary.append_text(safe(f"{self.dialect.title}: {self.root_path} — {len(report.files)} spill files, "
-                                 f"{notices['checked']} of {notices['found']} notices checked, "
-                                 f"{len(report.findings)} findings"))
+        # The counts first: at 80 columns the path is what may run off the line, not the findings.
+        summary.append_text(safe(f"{count(len(report.findings), 'finding')} · {count(len(report.files), 'spill file')} · "
+                                 f"{notices['checked']} of {notices['found']} notices checked — "
+                                 f"{self.dialect.title}: {self.root_path}"))
         self.query_one("#summary", Static).update(summary)
         if self._rows:
             self.show_file(0)
@@ -96,11 +108,15 @@ class AgentApp(App[None]):
 
     def show_file(self, row: int) -> None:
         assert self.report is not None
-        f = self._rows[row]
-        link = self.report.status_of().get(f.path)
-        findings = [x for x in self.report.findings if f.path in (x.path, x.locator)]
+        item = self._rows[row]
+        if isinstance(item, SpillFile):
+            link, path = self.report.status_of().get(item.path), item.path
+        else:
+            link, path = item, item.target or item.named or ""
+        findings = [x for x in self.report.findings if path in (x.path, x.locator)]
         self.query_one("#notice", Static).update(_notice_text(link, findings))
-        self.query_one("#file", Static).update(_file_text(f))
+        self.query_one("#file", Static).update(_file_text(item) if isinstance(item, SpillFile) else
+                                               Text.assemble(safe(path + "\n"), ("the file is gone", "bold red")))
 
 
 def _notice_text(link: Link | None, findings: list[Finding]) -> Text:
