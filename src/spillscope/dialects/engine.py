@@ -14,7 +14,7 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass, field, replace
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from ..inspect.findings import Finding, finding
 from .base import Link, LinkStatus, Options, Report, SpillFile, Transcript
@@ -301,9 +301,10 @@ def read_json(t: Transcript, findings: list[Finding]) -> object:
     return UNUSABLE
 
 
-def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...],
-                session: str | None = None) -> Iterable[Text]:
-    """The strings of each record of a JSON Lines transcript whose raw line holds one of ``wanted``."""
+def jsonl_records(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...]) -> Iterator[tuple[int, Any]]:
+    """Each record (with its line) of a JSON Lines transcript whose raw line holds one of
+    ``wanted``; a line that is not JSON is a ``malformed-log`` finding, unless it is the last
+    and has no newline yet (still being written)."""
     from ..util.text import loads_exact
 
     f = open_transcript(t, findings)
@@ -318,5 +319,12 @@ def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...
                     findings.append(finding("malformed-log", path=t.path, line=lineno, session=t.session,
                                             detail=f"not JSON: {exc}"))
                 continue
-            for s in json_strings(rec):
-                yield Text(t, lineno, session if session is not None else t.session, s)
+            yield lineno, rec
+
+
+def jsonl_texts(t: Transcript, findings: list[Finding], wanted: tuple[bytes, ...],
+                session: str | None = None) -> Iterable[Text]:
+    """The strings of each record of a JSON Lines transcript whose raw line holds one of ``wanted``."""
+    for lineno, rec in jsonl_records(t, findings, wanted):
+        for s in json_strings(rec):
+            yield Text(t, lineno, session if session is not None else t.session, s)

@@ -38,9 +38,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
-from ...util.text import loads_exact
 from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
-from ..engine import lines_holding, open_transcript
+from ..engine import jsonl_records
 from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
 from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
 from .notice import NoticeError, is_notice, parse_notice, size_label_of
@@ -158,20 +157,9 @@ class _Pass:
     # -- reading a transcript ------------------------------------------------------------
 
     def _read(self, t: Transcript) -> None:
-        f = open_transcript(t, self.report.findings)
-        if f is None:
-            return
-        with f:
-            for lineno, raw in lines_holding(f, _WANTED):
-                try:
-                    rec = loads_exact(raw)
-                except ValueError as exc:
-                    if raw.endswith(b"\n"):  # a last line without one is still being written
-                        self.report.findings.append(finding("malformed-log", path=t.path, line=lineno, session=t.session,
-                                                            detail=f"not JSON: {exc}"))
-                    continue
-                if isinstance(rec, dict):
-                    self._record(rec, t, lineno)
+        for lineno, rec in jsonl_records(t, self.report.findings, _WANTED):
+            if isinstance(rec, dict):
+                self._record(rec, t, lineno)
 
     def _record(self, rec: dict[str, Any], t: Transcript, line: int) -> None:
         session = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else t.session

@@ -44,17 +44,18 @@ def runtime_base(tree: str) -> str | None:
 
 
 def _has_tool_results(tmp: str) -> bool:
-    try:
-        with os.scandir(tmp) as it:
-            return any(os.path.isdir(os.path.join(e.path, "tool-results")) for e in it if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return False
+    return _a_child_holds(tmp, "tool-results")
 
 
 def _has_chats(projects: str) -> bool:
+    return _a_child_holds(projects, "chats")
+
+
+def _a_child_holds(parent: str, name: str) -> bool:
+    """Some dir directly under ``parent`` (never through a symlink) holds a dir ``name``."""
     try:
-        with os.scandir(projects) as it:
-            return any(os.path.isdir(os.path.join(e.path, "chats")) for e in it if e.is_dir(follow_symlinks=False))
+        with os.scandir(parent) as it:
+            return any(os.path.isdir(os.path.join(e.path, name)) for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return False
 
