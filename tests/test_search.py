@@ -961,3 +961,51 @@ def test_the_prefilter_finds_a_needle_over_lines_of_any_length(tmp_path: Path, s
             for pattern in (P.Pattern('"quoted" needle界😀 that'), P.Pattern("QUOTED", ignore_case=True)):
                 assert may_match(str(path), True, pattern), (width, pattern)
                 assert [ev for ev in T.search_transcript(str(path), pattern) if isinstance(ev, R._Located)], width
+
+
+def test_the_batched_native_prefilter_rules_each_file_as_the_python_one_does(tmp_path: Path) -> None:
+    """``may_match_many`` (one native call over many files, on threads) gives, file by file,
+    what ``may_match`` gives: over transcripts and tool outputs holding the needle, not
+    holding it, holding it only across a fragment edge, with a ``\\u``/``\\/`` escape, cut off
+    mid-line, empty, invalid UTF-8, overlapping ``"\\n"`` runs; and a symlink, a directory and
+    a vanished path (never ruled out: the search says why). Needles: plain, ``-i``, with a
+    quote, a newline, U+FFFD, a lone surrogate, a control that escapes as ``\\u``."""
+    from spillscope.inspect.search.prefilter import may_match, may_match_many
+
+    if native.NATIVE is None:
+        pytest.skip("the C accelerator is not built")
+    rng = random.Random(26)
+    needles = ["needle", 'q"uote', "line\nbreak", "ab\ufffdcd", "x\ud800y", "bell\x07", "Kelvin", "界😀"]
+    texts = ["", "plain words only", 'a"\n"b', '"\n"\n"', "needle", "NEEDLE", 'q"uote', "line\nbreak",
+             "ab\ufffdcd", "bell\x07", "Kelvin", "界😀", "\\u0041", "a/b"]
+    root = tmp_path / "root" / "session-0123456789ab"
+    root.mkdir(parents=True)
+    paths: list[Path] = []
+    for i in range(240):
+        body = "".join(rng.choice(texts) + rng.choice(["", " ", "y" * rng.randrange(1, 90)]) for _ in range(6))
+        if i % 2:
+            conv = [{"role": "user", "text": body}, {"role": "assistant", "text": rng.choice(texts)}]
+            data = js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                              "conversation": conv}, 3))
+            if i % 7 == 1:
+                data = data[: rng.randrange(1, len(data))]  # cut off mid-write
+            if i % 11 == 3:
+                data = data.replace(b'"\n"', b'"\n"\n"', 1)
+            path = root / f"{i:012x}-session-reference-1.txt"
+        else:
+            data = body.encode("utf-8", "surrogatepass")
+            if i % 10 == 4:
+                data += b"\xff\xfe needle"
+            path = root / f"{i:012x}-bash.txt"
+        path.write_bytes(data)
+        paths.append(path)
+    (root / "000000000990-bash.txt").symlink_to(paths[0])
+    (root / "000000000991-bash.txt").mkdir()
+    paths += [root / "000000000990-bash.txt", root / "000000000991-bash.txt", root / "000000000992-bash.txt"]
+    kinds = ["reference" in p.name for p in paths]
+    for needle in needles:
+        for pattern in (P.Pattern(needle), P.Pattern(needle.upper(), ignore_case=True)):
+            pattern.compile()
+            want = [may_match(str(p), k, pattern) for p, k in zip(paths, kinds)]
+            assert may_match_many([str(p) for p in paths], kinds, pattern) == want, (needle, pattern.ignore_case)
+            assert pattern.ignore_case or not all(want) or needle == "ab\ufffdcd", needle  # some are ruled out

@@ -17,10 +17,16 @@ not in it, so neither is the needle.
 
 The scans are the native ``find``/``find_ci`` (``memmem`` and its case-folding twin, the GIL
 released) over the file in large reads; a yes costs one pass, and the search then reads what it
-needs. Separate because it is a necessary condition on bytes, not a search.
+needs. :func:`may_match_many` asks the same of many local files in one native call
+(``_native.prefilter``: the open, read and scan of every file in C, on every core), so that a
+root of thousands of small files costs no Python per ruled-out file. Separate because it is a
+necessary condition on bytes, not a search.
 """
 
 from __future__ import annotations
+
+import os
+from typing import Sequence
 
 from ...util import native
 from ...util.text import js_json_string
@@ -116,3 +122,45 @@ def may_match(path: str, transcript: bool, pattern: Pattern) -> bool:
         return True
     finally:
         close_source(handle)
+
+
+#: ``_native.prefilter``'s kinds: a tool output, a transcript, an artifact never ruled out.
+_TOOL, _TRANSCRIPT, _ALWAYS = 0, 1, 2
+
+
+def cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pattern) -> list[bool] | None:
+    """:func:`may_match` of each local file, in one native call on every core (the same rules,
+    decided in C per file); None where the accelerator is missing (the caller asks
+    :func:`may_match` per file)."""
+    nat = native.NATIVE
+    if nat is None:
+        return None
+    wanted = _searched_for(pattern)
+    if wanted is None:
+        return [True] * len(paths)
+    text, ignore_case = wanted
+    tool_kind, plain = _TOOL, b""
+    never = False
+    if "\ufffd" in text:
+        tool_kind = _ALWAYS  # may be an invalid byte sequence, decoded
+    else:
+        try:
+            plain = text.encode("utf-8")
+        except UnicodeEncodeError:
+            never = True  # a lone surrogate: written as U+FFFD, never in a tool output's text
+    escaped = js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
+    transcript_kind = _ALWAYS if b"\\u" in escaped else _TRANSCRIPT
+    if ignore_case:
+        plain, escaped = plain.lower(), escaped.lower()
+    kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
+    verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, MAX_SIZE, cores())
+    # 2: not opened as a regular file: the search opens it again and says why.
+    return [v == 2 or (v == 1 and not (never and not t)) for v, t in zip(verdicts, transcript)]

@@ -15,9 +15,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator
 
-from ...storage import Storage, normalize_root
+from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
-from .prefilter import may_match
+from .prefilter import may_match, may_match_many
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
 from .seen import SeenRanges, is_seen, reference_seen_for, tool_seen_for
 from .tool import search_tool_output
@@ -133,7 +133,8 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         wanted = {KIND_NAMES.get(k, k) for k in kinds}
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
-    for t, may in _prefiltered(targets, pattern):
+    local = open_storage(root_s).tree is not None
+    for t, may in _prefiltered(targets, pattern, local):
         if cancelled():
             return
         if not may:
@@ -161,30 +162,57 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
 
 #: Artifacts whose bytes are checked ahead of the one being searched (a bounded look-ahead).
 LOOKAHEAD = 256
+#: Local artifacts ruled in or out per native call: the first batch small (the first hits come
+#: soon), then bigger (fewer calls), one batch checked ahead while the one before is searched.
+FIRST_BATCH, BATCH = 64, 4096
 
 
-def _prefiltered(targets: list[_Target], pattern: Pattern) -> Iterator[tuple[_Target, bool]]:
+def _prefiltered(targets: list[_Target], pattern: Pattern, local: bool) -> Iterator[tuple[_Target, bool]]:
     """Each target, in order, with whether its bytes may hold a match: checked on every core
-    (the checks are ``pread`` and ``memmem`` with the GIL released), yielded in the root's
-    order so that results stay in a stable order whatever the threads do."""
+    (natively in batches for a local root; else ``pread`` and ``memmem`` on a thread pool,
+    the GIL released), yielded in the root's order so that results stay in a stable order
+    whatever the threads do."""
     if pattern.literal is None and pattern.required is None:
         yield from ((t, True) for t in targets)  # a regex: no prefilter
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
+    if local and may_match_many([], [], pattern) is not None:
+        batches: list[list[_Target]] = []
+        at, size = 0, FIRST_BATCH
+        while at < len(targets):
+            batches.append(targets[at : at + size])
+            at, size = at + size, BATCH
+
+        def check(batch: list[_Target]) -> list[bool]:
+            got = may_match_many([t.path for t in batch], [t.kind == TRANSCRIPT for t in batch], pattern)
+            assert got is not None
+            return got
+
+        ahead = ThreadPoolExecutor(1, thread_name_prefix="spillscope-prefilter")
+        try:
+            pending: deque[Future[list[bool]]] = deque(ahead.submit(check, b) for b in batches[:2])
+            for i, batch in enumerate(batches):
+                verdicts = pending.popleft().result()
+                if i + 2 < len(batches):
+                    pending.append(ahead.submit(check, batches[i + 2]))
+                yield from zip(batch, verdicts)
+        finally:
+            ahead.shutdown(wait=False, cancel_futures=True)
+        return
     workers = max(1, min(len(targets), os.cpu_count() or 1))
     if workers == 1:
         yield from ((t, may_match(t.path, t.kind == TRANSCRIPT, pattern)) for t in targets)
         return
     pool = ThreadPoolExecutor(workers, thread_name_prefix="spillscope-prefilter")
     try:
-        pending = deque(pool.submit(may_match, t.path, t.kind == TRANSCRIPT, pattern)
-                        for t in targets[:LOOKAHEAD])
+        pending_one = deque(pool.submit(may_match, t.path, t.kind == TRANSCRIPT, pattern)
+                            for t in targets[:LOOKAHEAD])
         for i, t in enumerate(targets):
-            may = pending.popleft().result()
+            may = pending_one.popleft().result()
             if i + LOOKAHEAD < len(targets):
                 nxt = targets[i + LOOKAHEAD]
-                pending.append(pool.submit(may_match, nxt.path, nxt.kind == TRANSCRIPT, pattern))
+                pending_one.append(pool.submit(may_match, nxt.path, nxt.kind == TRANSCRIPT, pattern))
             yield t, may
     finally:
         # A search stopped early (cancelled, a cap reached) does not wait for the look-ahead.
