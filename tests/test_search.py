@@ -1009,3 +1009,89 @@ def test_the_batched_native_prefilter_rules_each_file_as_the_python_one_does(tmp
             want = [may_match(str(p), k, pattern) for p, k in zip(paths, kinds)]
             assert may_match_many([str(p) for p in paths], kinds, pattern) == want, (needle, pattern.ignore_case)
             assert pattern.ignore_case or not all(want) or needle == "ab\ufffdcd", needle  # some are ruled out
+
+
+# A regex's required literal rules windows (and files) out unread; the windows it keeps must
+# still see the text before them: ^, $, \b, \B and \A look at it, and a hit shows it.
+LITERAL_PATTERNS = [r"^needle", r"\bneedle\b", r"needle$", r"(?m)^needle", r"(?m)needle$", r"\Bneedle",
+                    r"needle\w*", r"\Aneedle", r"[a-z]+ needle", "e\u0301needle", r"(?i)NEEDLE", r"(ne)+edle",
+                    r"\d*needle\z", r'"needle"', r"\\needle"]
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+@pytest.mark.parametrize("seed", range(6))
+def test_a_regex_with_a_required_literal_finds_what_re2_finds_over_the_whole_text(
+        tmp_path: Path, seed: int, scanners: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spillscope.inspect.search import message as M
+    from spillscope.inspect.search.prefilter import may_match
+    from spillscope.inspect.search.records import CONTEXT, _hit
+
+    rng = random.Random(seed)
+    filler = ["spill ", "store ", "界", "😀", " ", "\n", '"', "\\", "e\u0301", "x", "7"]
+    lead = ["", "\n", " ", "x", "e\u0301", '"', "\\", "7"]
+    texts = []
+    for _ in range(3):
+        parts = [rng.choice(lead) + "needle" if rng.random() < 0.5 else ""]
+        for _ in range(rng.randint(2, 5)):
+            parts.append("".join(rng.choice(filler) for _ in range(rng.randint(30, 400))))
+            parts.append(rng.choice(lead) + "needle" + rng.choice(["", "s", " ", "\n", '"', "7"]))
+        texts.append("".join(parts))
+    path = tmp_path / "000000000001-session-reference-1.txt"
+    path.write_bytes(_transcript_bytes(texts, rng, irregular=seed % 3 == 2))
+    exact = [m.text for m in read_transcript(path).messages]
+    monkeypatch.setattr(T, "WINDOW", rng.choice([48, 64, 300]))
+    monkeypatch.setattr(TL, "WINDOW", rng.choice([16, 40, 300]))
+    # A short overlap puts window edges near the hits; a hit's context is whole from CONTEXT on.
+    overlap = rng.choice([4, 9, CONTEXT + 1])
+    monkeypatch.setattr(M, "REGEX_OVERLAP", overlap)
+    for text in LITERAL_PATTERNS:
+        pattern = P.Pattern(text, regex=True)
+        assert pattern.required is not None, text  # each of them has one: the path under test runs
+        want = [(k, s, e) for k, t in enumerate(exact, 1) for s, e in _finditer(t, pattern)]
+        got = [ev for ev in T.search_transcript(str(path), pattern) if isinstance(ev, R._Located)]
+        assert [(ev.message, ev.hit.start, ev.hit.end) for ev in got] == want, text
+        for ev in got:
+            t = exact[ev.message - 1]
+            h = _hit(ev.hit.start, ev.hit.end, 0, 0, t[: ev.hit.start], t[ev.hit.start : ev.hit.end], t[ev.hit.end :])
+            assert ev.hit.match == h.match and (overlap < CONTEXT or (ev.hit.before, ev.hit.after) == (h.before, h.after)), text
+        assert may_match(str(path), True, pattern) or not want, text
+        for k, t in enumerate(texts):
+            tool = tmp_path / f"{k + 100:012x}-bash.txt"
+            tool.write_bytes(js_utf8(t))
+            whole = js_utf8(t).decode()
+            hits = list(TL.search_tool_output(str(tool), pattern))
+            assert [(h.start, h.end) for h in hits] == _finditer(whole, pattern), text
+            assert may_match(str(tool), False, pattern) or not hits, text
+
+
+LITERAL_SOURCES = [r"ERROR\] timeout \w+ failed", r"a(bc)+d", r"(?i:abc)def", r"x(?:yz){2,}w", r"(ab|cd)ef",
+                   r"foo\.bar\d?baz", r"(?i)KELVIN spills", r"[ab]cd[ef]gh", r"a{,3}bcd", r"\$\{HOME\}",
+                   r"(?s)start.*end", r"q(?:r(?:st)u)v", r"((ab)*)cd", r"ab\bcd|ef"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), pat=st.sampled_from(LITERAL_SOURCES), icase=st.booleans())
+def test_a_regex_literal_is_one_every_match_holds(data: st.DataObject, pat: str, icase: bool) -> None:
+    """The literal drawn from a regex is in every match RE2 finds (ignoring ASCII case where
+    it says so), over strings made to match it, with noise around them."""
+    from spillscope.inspect.search.required import required_literal
+
+    got = required_literal(pat, icase)
+    if got is None:
+        return
+    lit, folded = got
+    assert lit
+    matching = st.from_regex(re.compile(pat, re.IGNORECASE if icase else 0), fullmatch=True)
+    sample = data.draw(st.text(max_size=5)) + data.draw(matching) + data.draw(st.text(max_size=5))
+    for s, e in re2_spans(sample, pat, icase):
+        m = sample[s:e]
+        assert lit in m.lower() if folded else lit in m, (pat, icase, lit, m)
+
+
+def test_syntax_read_otherwise_than_re2_gives_no_literal() -> None:
+    from spillscope.inspect.search.required import required_literal
+
+    assert required_literal(r"x[[:alpha:]]y", False) is None
+    assert required_literal(r"\pLneedle", False) is None
+    assert required_literal(r"ab|cd", False) is None
+    assert required_literal(r"(?i)kiss", False) is None  # k, i and s fold to non-ASCII letters

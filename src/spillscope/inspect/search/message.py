@@ -53,7 +53,10 @@ class _MessageSearch:
         #: plain ASCII (see Pattern.required); a window without it is only counted.
         req = pattern.required
         enc = codec.encode_needle(req) if req else None
-        self.prefilter = enc.lower() if enc else None
+        self.prefilter_folded = pattern.required_folded
+        #: A fixed string ignoring case: no assertion looks at the text around a window.
+        self.compiled_is_literal = not pattern.regex
+        self.prefilter = (enc.lower() if self.prefilter_folded else enc) if enc else None
         self.limit = limit
         self.found = 0
         # Where counting has reached: raw offset of a window start, and text offsets there.
@@ -117,8 +120,11 @@ class _MessageSearch:
             canonical, counts = False, None
         if canonical and self.needle is not None:
             yield from self._bytes_window(w, counts)
-        elif canonical and not self._may_match(data):
+        elif canonical and not self._may_match(data) and self._may_skip(w, counts):
+            start_cp = self.known_cp
             self._counted_to_carry(w, counts)  # no match can start in this window
+            if self.needle_text is None and not w.final:
+                self._keep_context(w, start_cp)
         else:
             yield from self._text_window(w)
         if not w.final and not self.done():
@@ -172,13 +178,36 @@ class _MessageSearch:
             self._counted_to_carry(w, counts)
 
     def _may_match(self, data: bytes | bytearray) -> bool:
-        """False when no match can be in canonical ``data``: it lacks the part of the
-        pattern every match holds as plain ASCII, letters in either case."""
+        """False when no match can be in canonical ``data``: it lacks the text every match
+        holds (:attr:`.pattern.Pattern.required`)."""
         assert self.prefilter is not None
         nat = native.NATIVE
+        if not self.prefilter_folded:
+            return (data.find(self.prefilter) if nat is None else nat.find(data, self.prefilter)) >= 0
         if nat is not None:
             return nat.find_ci(data, self.prefilter) >= 0
         return data.lower().find(self.prefilter) >= 0
+
+    def _may_skip(self, w: _Window, counts: tuple[int, int] | None) -> bool:
+        """Whether a window without the required text may go unsearched. A regex's next window
+        needs the text just before it (``^``, ``\\b`` and a hit's context see it), which a
+        skipped window keeps only where it is counted as it goes."""
+        if self.needle_text is not None or self.compiled_is_literal:
+            return True
+        return w.final or (self.known_raw == w.raw_start and counts is not None)
+
+    def _keep_context(self, w: _Window, start_cp: int) -> None:
+        """After a skipped window, the decoded text just before its carry point: what
+        :meth:`_text_window` puts before the next window's text."""
+        data, carry = w.data, w.carry
+        lo = max(0, carry - CONTEXT_BYTES)
+        while lo < carry and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
+            lo += 1
+        tail = self.codec.decode(data[lo:carry])
+        if lo == 0 and self._context_end == start_cp:
+            tail = self._context + tail  # a short window: the text before it still counts
+        self._context = tail[-REGEX_OVERLAP:]
+        self._context_end = self.known_cp
 
     def _counted_to_carry(self, w: _Window, counts: tuple[int, int] | None) -> None:
         """Counting moves past a window no hit needed counted, where it was known at the

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
 from ...util.text import js_normalize
+from .required import required_literal
 
 #: A regex match longer than this many code points may be cut at a window edge; ``^``, ``$``
 #: and ``\b`` see at least this many code points of text on each side of a window.
@@ -73,12 +74,25 @@ class Pattern:
 
     @property
     def required(self) -> str | None:
-        """For a fixed string searched ignoring case: a part of it that every match holds
-        as the same ASCII characters, in either case (lowercased here), so windows without
-        it need not be decoded; None otherwise."""
-        if self.regex or not self.ignore_case:
+        """Text every match holds, so that bytes without it need not be decoded: for a fixed
+        string searched ignoring case, a part of it made of ASCII characters (lowercased
+        here: found in either case); for a regex, its longest required literal
+        (:mod:`.required`; lowercased where case is ignored, see :attr:`required_folded`);
+        None otherwise."""
+        if self.regex:
+            got = required_literal(js_normalize(self.text), self.ignore_case)
+            return None if got is None else got[0]
+        if not self.ignore_case:
             return None
         return _required(js_normalize(self.text))
+
+    @property
+    def required_folded(self) -> bool:
+        """Whether :attr:`required` is to be found ignoring ASCII case."""
+        if self.regex:
+            got = required_literal(js_normalize(self.text), self.ignore_case)
+            return got is not None and got[1]
+        return True
 
 
 @functools.lru_cache(maxsize=64)

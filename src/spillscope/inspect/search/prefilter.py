@@ -12,8 +12,9 @@ not in it, so neither is the needle.
   lines), so a needle in a message is there as its escaped bytes. A file with ``\\u`` or
   ``\\/``, a needle that escapes as ``\\u``, or a file cut off mid-write (which the search
   reports as a finding) is never ruled out here.
-* ``-i``: the same with :attr:`.pattern.Pattern.required` (ASCII every match holds, either case),
-  found ignoring ASCII case. A regex is never ruled out here.
+* ``-i`` and a regex: the same with :attr:`.pattern.Pattern.required` (for ``-i``, ASCII every
+  match holds, found ignoring ASCII case; for a regex, the literal every match holds, see
+  :mod:`.required`). A regex without such a literal is never ruled out here.
 
 The scans are the native ``find``/``find_ci`` (``memmem`` and its case-folding twin, the GIL
 released) over the file in large reads; a yes costs one pass, and the search then reads what it
@@ -69,7 +70,7 @@ def _searched_for(pattern: Pattern) -> tuple[str, bool] | None:
     if pattern.literal is not None:
         return pattern.literal, False
     if pattern.required is not None:
-        return pattern.required, True
+        return pattern.required, pattern.required_folded
     return None
 
 
