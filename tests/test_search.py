@@ -1095,3 +1095,50 @@ def test_syntax_read_otherwise_than_re2_gives_no_literal() -> None:
     assert required_literal(r"\pLneedle", False) is None
     assert required_literal(r"ab|cd", False) is None
     assert required_literal(r"(?i)kiss", False) is None  # k, i and s fold to non-ASCII letters
+
+
+@pytest.mark.parametrize("simd", [0, 1])
+def test_the_native_prefilter_joins_fragment_lines_of_any_length_exactly(tmp_path: Path, simd: int) -> None:
+    """The prefilter's join of a transcript's fragment lines (64 bytes at a time, AVX2 or
+    SSE2) rules a file out only where the Python twin does, and never a file whose joined
+    text holds the needle: lines of 1-150 characters put the '"\\n"' joins at every offset
+    of a block (several in one, one at its edges, runs of them), escapes near the edges."""
+    from spillscope.inspect.search.prefilter import may_match, may_match_many
+
+    if native.NATIVE is None:
+        pytest.skip("the C accelerator is not built")
+    nat = native.NATIVE
+    was = nat.simd()
+    nat.simd(simd)
+    try:
+        rng = random.Random(simd)
+        needle = "quartz handover"
+        root = tmp_path / "session-0123456789ab"
+        root.mkdir()
+        paths, holds = [], []
+        for i in range(300):
+            words = [rng.choice(["ab", "quartz", "handover", " ", "x" * rng.randrange(1, 70), "\n", "é", '"']) for _ in range(60)]
+            if i % 3 == 0:
+                words.insert(rng.randrange(len(words)), needle)
+            if i % 17 == 5:
+                words.insert(rng.randrange(len(words)), rng.choice(["\x07", "/"]))  # escapes as \u0007: never ruled out
+            text = "".join(words)
+            lines, at = [], 0
+            while at < len(text):
+                n = rng.choice([1, 2, 3, rng.randrange(1, 150), 64, 63, 61])
+                lines.append(js_json_string(text[at : at + n]).replace("/", "\\/") + "\n")
+                at += n
+            if i % 5 == 2:  # a line of one quote, twice: the joins run into each other
+                lines.insert(rng.randrange(len(lines)), '"\n"\n')
+            path = root / f"{i:012x}-session-reference-1.txt"
+            path.write_bytes(("".join(lines)).encode())
+            paths.append(str(path))
+            holds.append(needle in text and i % 5 != 2)
+        pattern = P.Pattern(needle)
+        pattern.compile()
+        got = may_match_many(paths, [True] * len(paths), pattern)
+        assert got == [may_match(p, True, pattern) for p in paths]
+        assert all(g for g, h in zip(got, holds) if h)  # never a file that holds it
+        assert not all(got)  # and some are ruled out
+    finally:
+        nat.simd(was)

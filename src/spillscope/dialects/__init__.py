@@ -52,6 +52,8 @@ def detect(tree: str, *, hint_logs: bool = False) -> Dialect:
         score = dialect.detect(tree)
         if score > 0 and (best is None or score > best[0]):
             best = (score, dialect)
+        if score >= 1.0:
+            break  # certain: no later agent can score higher, and a tie goes to the first
     if best is None:
         looked = "; ".join(f"{get(n).title} ({n}: {get(n).usual_path})" for n in REGISTERED)
         raise DialectError(f"{tree}: no agent's spill layout found here (looked for {looked}); "

@@ -60,6 +60,14 @@ class _Target:
 
 
 def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
+    """Every artifact to search, in order, and the findings that stop one being searched."""
+    if logs is None and open_storage(root).tree is not None:
+        return _local_targets(root)
+    return _linked_targets(root, logs, rebase)
+
+
+def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
+    """:func:`_targets` through the inspection: each artifact with the notice linking it."""
     from ...formats.transcript.reader import departs_from_title
     from ..verify.inspection import inspect_root
 
@@ -96,6 +104,26 @@ def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Tar
         elif kind != TRANSCRIPT and art.path in tools:
             seen_for = tool_seen_for(art.path, tools[art.path])
         out.append(_Target(art.path, kind, ins.session_ids.get(art.session_dir), art.session_dir, seen_for))
+    return out, findings
+
+
+def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
+    """:func:`_targets` of a local root with no session logs: nothing links an artifact (no
+    ``seen``, no session id), so the directory entries say all (:mod:`..scan.searchable`)."""
+    from ...formats.transcript.reader import departs_from_title
+    from ..scan.searchable import searchable_files
+
+    files, findings = searchable_files(root)
+    out: list[_Target] = []
+    for f in files:
+        kind = f.kind
+        if kind == TRANSCRIPT:
+            try:
+                if departs_from_title(f.path):
+                    kind = TOOL_OUTPUT
+            except OSError:
+                pass
+        out.append(_Target(f.path, kind, None, f.session_dir, None))
     return out, findings
 
 

@@ -1,0 +1,113 @@
+"""A search with no session logs finds its artifacts from directory entries alone
+(inspect/scan/searchable.py); the artifacts, their order and kinds, and the findings that stop
+one being searched are those of the search through the full inspection, on every hostile
+layout the scan knows."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spillscope.frontends.demo import write_demo
+from spillscope.inspect.search import root as R
+
+
+def _hostile(root: Path) -> None:
+    s = root / "session-0123456789ab"
+    s.mkdir(mode=0o700)
+    (s / "000000000001-bash.txt").write_bytes(b"tool output")
+    (s / "000000000002-session-reference-1.txt").write_bytes(b"not a transcript at all\n")
+    (s / "000000000003-session-reference-2.txt").write_bytes(b"")
+    (s / "not-an-artifact-name.txt").write_bytes(b"x")
+    (s / "000000000004-bash.txt").symlink_to("/etc/hostname")
+    (s / "000000000005-dangling.txt").symlink_to("/nonexistent/x")
+    (s / "000000000006-dir.txt").mkdir()
+    os.mkfifo(s / "000000000007-fifo.txt")
+    (s / "000000000008-bash.txt").write_bytes(b"mode 0644")
+    (s / "000000000008-bash.txt").chmod(0o644)
+    (s / "000000000009-b\u00e9\u200f.txt").write_bytes(b"odd name")
+    (root / "stray-file").write_bytes(b"x")
+    (root / "session-0123").mkdir()
+    (root / "session-aaaaaaaaaaaa").symlink_to(s)
+    (root / "session-bbbbbbbbbbbb").write_bytes(b"a file named like a session dir")
+    wide = root / "session-cccccccccccc"
+    wide.mkdir(mode=0o755)
+    for i in range(50):
+        (wide / f"{i:012x}-t{i}.txt").write_bytes(b"x" * i)
+
+
+def _same(root: str) -> None:
+    fast = R._local_targets(root)
+    slow = R._linked_targets(root, None, None)
+    assert fast[0] == slow[0]
+    assert sorted(map(repr, fast[1])) == sorted(map(repr, slow[1]))
+
+
+def test_the_demo_root(tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    write_demo(demo)
+    root = next(p for p in demo.rglob("session-*") if p.is_dir()).parent
+    _same(str(root))
+    assert R._local_targets(str(root))[0]  # something to search: the test compares something
+
+
+def test_every_hostile_entry(tmp_path: Path) -> None:
+    _hostile(tmp_path)
+    _same(str(tmp_path))
+    targets, findings = R._local_targets(str(tmp_path))
+    codes = sorted(f.code for f in findings)
+    assert codes.count("symlink") == 3 and codes.count("unexpected-entry") == 2, codes
+    kinds = {os.path.basename(t.path): t.kind for t in targets}
+    assert kinds["000000000002-session-reference-1.txt"] == "tool-output"  # its content says so
+    assert kinds["000000000003-session-reference-2.txt"] == "session-reference-transcript"
+
+
+def test_an_unreadable_session_dir(tmp_path: Path) -> None:
+    _hostile(tmp_path)
+    locked = tmp_path / "session-dddddddddddd"
+    locked.mkdir()
+    (locked / "000000000001-bash.txt").write_bytes(b"x")
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("running as root: a 000 dir is readable")
+        _same(str(tmp_path))
+        assert any(f.code == "unreadable" and f.path == str(locked) for f in R._local_targets(str(tmp_path))[1])
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.parametrize("what", ["missing", "file", "empty", "symlink"])
+def test_an_unusable_or_empty_root(tmp_path: Path, what: str) -> None:
+    root = tmp_path / "root"
+    if what == "file":
+        root.write_bytes(b"x")
+    elif what == "empty":
+        root.mkdir()
+    elif what == "symlink":
+        (tmp_path / "real").mkdir()
+        _hostile(tmp_path / "real")
+        root.symlink_to(tmp_path / "real")
+    _same(str(root))
+    if what in ("missing", "file"):
+        assert [f.code for f in R._local_targets(str(root))[1]] == ["unreadable"]
+
+
+def test_a_vanished_session_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session dir removed between the root's listing and its own: unreadable, as in the scan."""
+    from spillscope.inspect.scan import searchable, tree
+
+    _hostile(tmp_path)
+    plan = tree.root_plan
+
+    def racing(root: str, follow_root: bool = True):  # type: ignore[no-untyped-def]
+        got = plan(root, follow_root)
+        shutil.rmtree(tmp_path / "session-cccccccccccc")
+        return got
+
+    monkeypatch.setattr(searchable, "root_plan", racing)
+    _, findings = R._local_targets(str(tmp_path))
+    assert any(f.code == "unreadable" and f.path.endswith("session-cccccccccccc") for f in findings)
