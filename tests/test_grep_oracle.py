@@ -36,7 +36,8 @@ from spillscope.spill.naming import encode_segment
 from spillscope.spill.policy import SpillPolicy
 from spillscope.util.text import js_stringify, js_utf8
 
-SCANNERS = ["native", "python"]
+#: The C accelerator (texts that fit searched whole, or window by window) and pure Python.
+SCANNERS = ["native", "native-windowed", "python"]
 SEED = int(os.environ.get("GREP_ORACLE_SEED", "1717"))  # another seed explores; CI runs this one
 MIB = 1 << 20
 BOM = "\ufeff"
@@ -424,7 +425,8 @@ def expected(corpus: Corpus, docs: list[Doc], pattern: str, *, regex: bool = Fal
 
 
 def grep(corpus: Corpus, pattern: str, *extra: str, scanners: str, logs: bool = True) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "SPILLSCOPE_NO_NATIVE": "1" if scanners == "python" else "0"}
+    env = {**os.environ, "SPILLSCOPE_NO_NATIVE": "1" if scanners == "python" else "0",
+           "SPILLSCOPE_WHOLE_MAX": "0" if scanners == "native-windowed" else str(64 << 20)}
     args = [sys.executable, "-m", "spillscope", "grep", "--json-pattern", json.dumps(pattern), str(corpus.root),
             "--json", *extra]
     if logs:

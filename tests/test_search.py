@@ -24,6 +24,7 @@ from spillscope.inspect.search import pattern as P
 from spillscope.inspect.search import records as R
 from spillscope.inspect.search import tool as TL
 from spillscope.inspect.search import transcript as T
+from spillscope.inspect.search import whole as W
 from spillscope.formats.transcript import TranscriptIndex, read_transcript, render_transcript
 
 TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "😀", "e\u0301", "\r\n", "\u2028",
@@ -35,24 +36,29 @@ def run(*args: str, scanners: str = "native") -> subprocess.CompletedProcess[byt
     return subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, timeout=120, env=env)
 
 
-#: Both byte-scanner paths (the C accelerator and pure Python) must give identical results.
-SCANNERS = ["native", "python"]
+#: Every byte-scanner path must give identical results: the C accelerator (a text that fits
+#: searched whole, inspect/search/whole.py), the same window by window, and pure Python.
+SCANNERS = ["native", "native-windowed", "python"]
 
 
 class using:
-    """Run the body on one scanner path: ``native.NATIVE`` as built, or None (pure Python)."""
+    """Run the body on one scanner path: ``native.NATIVE`` as built (whole texts, or window by
+    window), or None (pure Python)."""
 
     def __init__(self, scanners: str) -> None:
         self.scanners = scanners
         self.saved = native.NATIVE
+        self.whole = W.WHOLE_MAX
 
     def __enter__(self) -> None:
-        if self.scanners == "native" and self.saved is None:
+        if self.scanners != "python" and self.saved is None:
             pytest.skip("no native accelerator here (test_native_accelerator_is_built says whether it should be)")
-        native.NATIVE = self.saved if self.scanners == "native" else None
+        native.NATIVE = self.saved if self.scanners != "python" else None
+        W.WHOLE_MAX = 0 if self.scanners == "native-windowed" else self.whole
 
     def __exit__(self, *exc: object) -> None:
         native.NATIVE = self.saved
+        W.WHOLE_MAX = self.whole
 
 
 def test_native_accelerator_is_built() -> None:
@@ -85,7 +91,7 @@ def test_native_byte_passes_equal_the_python_ones(body: bytes, framed: bool, cut
 
     def both(fn: Any, *args: Any) -> list[Any]:
         out = []
-        for which in SCANNERS:
+        for which in ("native", "python"):
             with using(which):
                 try:
                     out.append(fn(*args))
@@ -1142,3 +1148,39 @@ def test_the_native_prefilter_joins_fragment_lines_of_any_length_exactly(tmp_pat
         assert not all(got)  # and some are ruled out
     finally:
         nat.simd(was)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(texts=st.lists(st.lists(ALPHABET, min_size=0, max_size=400).map("".join), min_size=1, max_size=3),
+       seed=st.integers(0, 2**32), irregular=st.booleans())
+def test_a_text_searched_whole_gives_the_window_search_s_hits_and_context(
+        tmp_path_factory: pytest.TempPathFactory, texts: list[str], seed: int, irregular: bool) -> None:
+    """Every hit the whole-text search (inspect/search/whole.py) gives, with its offsets and
+    its context each side, is the window search's and the pure-Python one's: transcripts with
+    every escape spelling and tool outputs (valid UTF-8 or not), fixed strings and regexes."""
+    rng = random.Random(seed)
+    tmp = tmp_path_factory.mktemp("whole")
+    transcript = tmp / "000000000001-session-reference-1.txt"
+    transcript.write_bytes(_transcript_bytes([t or "x" for t in texts], rng, irregular))
+    tool = tmp / "000000000002-bash.txt"
+    raw = texts[0].encode("utf-8", "surrogatepass")
+    tool.write_bytes(raw if rng.random() < 0.7 else raw[: rng.randrange(len(raw) + 1)] + b"\xff" + raw)
+    text = texts[0] or "x"
+    a = rng.randrange(len(text))
+    sub = text[a : a + rng.randint(1, 6)]
+    patterns = [P.Pattern(sub), P.Pattern(re.escape(sub), regex=True), P.Pattern(r"\w+", regex=True),
+                P.Pattern(r"(?m)^.", regex=True), P.Pattern(r"\s\S", regex=True), P.Pattern("x", regex=True)]
+
+    def run(scanners: str, pattern: P.Pattern) -> list[Any]:
+        with using(scanners):
+            return ([ev for ev in T.search_transcript(str(transcript), pattern)]
+                    + list(TL.search_tool_output(str(tool), pattern)))
+
+    for pattern in patterns:
+        try:
+            pattern.compile()
+        except P.PatternError:
+            continue
+        want = run("python", pattern)
+        assert run("native", pattern) == want, pattern
+        assert run("native-windowed", pattern) == want, pattern

@@ -879,6 +879,108 @@ static PyObject *native_find(PyObject *self, PyObject *args) { return find_commo
 static PyObject *native_find_ci(PyObject *self, PyObject *args) { return find_common(args, 1); }
 
 /* ---------------------------------------------------------------------------------
+ * unescape(buf, start=0, end=-1) -> bytes | None
+ *
+ * The UTF-8 bytes of the text a JSON string body (buf[start:end], no quotes) stands for:
+ * escaped.decode_escaped(body).encode("utf-8"), in one pass. None where that would need
+ * more than this (the caller then decodes in Python): a \u escape of a surrogate (a pair
+ * or a lone one), an escape JSON does not have, a raw control byte, or raw bytes that are
+ * not valid UTF-8 (checked on the result, which escapes only add valid UTF-8 to). The
+ * search runs a regex over these bytes (RE2 takes UTF-8) instead of over a decoded str.
+ */
+/* Whether p[0:n] holds a byte below 0x20, 16 at a time. */
+static int has_control(const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t k = 0;
+#if defined(__SSE2__)
+    const __m128i top = _mm_set1_epi8(0x1f);
+    for (; k + VEC <= n; k += VEC) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, top), v))) return 1;
+    }
+#endif
+    for (; k < n; k++)
+        if (p[k] < 0x20) return 1;
+    return 0;
+}
+
+static Py_ssize_t unescape_run(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
+    Py_ssize_t i = 0, o = 0;
+    while (i < n) {
+        const unsigned char *q = memchr(in + i, '\\', (size_t)(n - i));
+        Py_ssize_t j = q == NULL ? n : q - in;
+        memcpy(out + o, in + i, (size_t)(j - i));
+        o += j - i;
+        if (j >= n) break;
+        if (j + 1 >= n) return -1;
+        unsigned char c = in[j + 1];
+        i = j + 2;
+        switch (c) {
+        case '"': out[o++] = '"'; break;
+        case '\\': out[o++] = '\\'; break;
+        case '/': out[o++] = '/'; break;
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'u': {
+            if (j + 6 > n) return -1;
+            int upper = 0, v = hex4(in + j + 2, &upper);
+            if (v < 0 || (v >= 0xD800 && v <= 0xDFFF)) return -1;
+            if (v < 0x80) {
+                out[o++] = (unsigned char)v;
+            } else if (v < 0x800) {
+                out[o++] = (unsigned char)(0xC0 | (v >> 6));
+                out[o++] = (unsigned char)(0x80 | (v & 0x3F));
+            } else {
+                out[o++] = (unsigned char)(0xE0 | (v >> 12));
+                out[o++] = (unsigned char)(0x80 | ((v >> 6) & 0x3F));
+                out[o++] = (unsigned char)(0x80 | (v & 0x3F));
+            }
+            i = j + 6;
+            break;
+        }
+        default: return -1;
+        }
+    }
+    return o;
+}
+
+static PyObject *native_unescape(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start = 0, end = -1;
+    if (!PyArg_ParseTuple(args, "y*|nn", &view, &start, &end)) return NULL;
+    if (end < 0 || end > view.len) end = view.len;
+    if (start < 0) start = 0;
+    if (start > end) start = end;
+    Py_ssize_t n = end - start;
+    PyObject *res = PyBytes_FromStringAndSize(NULL, n); /* never longer than its escapes */
+    if (res == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *in = (const unsigned char *)view.buf + start;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    Py_ssize_t got;
+    int ok = 0;
+    long long cp = 0, ub = 0;
+    Py_BEGIN_ALLOW_THREADS
+    got = unescape_run(in, n, out);
+    if (got >= 0) {
+        if (has_control(in, n)) ok = -1; /* a raw control: JSON has none (the exact parser says why) */
+        if (ok == 0) ok = count_run(out, got, 0, &cp, &ub, NULL);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (got < 0 || ok < 0) {
+        Py_DECREF(res);
+        Py_RETURN_NONE;
+    }
+    if (_PyBytes_Resize(&res, got) < 0) return NULL;
+    return res;
+}
+
+/* ---------------------------------------------------------------------------------
  * prefilter(paths, kinds, plain, escaped, folded, max_size, threads) -> bytes
  *
  * prefilter.may_match over many files in one call, on ``threads`` threads, without the
@@ -1195,6 +1297,7 @@ static PyMethodDef methods[] = {
     {"utf8_stats", native_utf8_stats, METH_VARARGS, "utf8_stats(buf, start=0, end=-1) -> (int, int) | None"},
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
+    {"unescape", native_unescape, METH_VARARGS, "unescape(buf, start=0, end=-1) -> bytes | None"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,

@@ -174,6 +174,24 @@ class _Re2:
             pos = e
 
 
+    def byte_spans(self, data: bytes) -> Iterator[tuple[int, int]]:
+        """:meth:`spans` of a whole text given as its UTF-8 bytes, in byte offsets."""
+        size = len(data)
+        pos = 0
+        match, unanchored = self.regexp.Match, self.unanchored
+        while pos <= size:
+            s, e = match(unanchored, data, pos, size)[0]
+            if s < 0:
+                return
+            if e == s:
+                if s >= size:
+                    return
+                pos = s + _char_len(data[s])
+                continue
+            yield s, e
+            pos = e
+
+
 def _char_len(lead: int) -> int:
     return 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 

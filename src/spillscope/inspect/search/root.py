@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator
 
 from ...storage import Storage, normalize_root, open_storage
+from ...util import native
 from .pattern import Pattern
 from .prefilter import may_match, may_match_many
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
@@ -162,30 +163,71 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
     local = open_storage(root_s).tree is not None
-    for t, may in _prefiltered(targets, pattern, local):
-        if cancelled():
-            return
-        if not may:
+    may = (t for t, ok in _prefiltered(targets, pattern, local) if ok)
+    if not local or native.NATIVE is None:
+        for t in may:
+            if cancelled():
+                return
+            yield from _events(t, pattern, max_count, cancelled)
+        return
+    yield from _searched_ahead(may, pattern, max_count, cancelled)
+
+
+def _events(t: _Target, pattern: Pattern, max_count: int | None,
+            cancelled: Callable[[], bool]) -> Iterator[SearchHit | Finding]:
+    """The hits (and findings) of one artifact, in order."""
+    seen: SeenRanges | None = None
+    events: Iterable[Any]
+    if t.kind == TRANSCRIPT:
+        events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True)
+    else:
+        events = _tool_events(t.path, pattern, max_count, cancelled)
+    for ev in events:
+        if isinstance(ev, Finding):
+            yield ev
             continue
-        seen: SeenRanges | None = None
-        events: Iterable[Any]
-        if t.kind == TRANSCRIPT:
-            events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True)
-        else:
-            events = _tool_events(t.path, pattern, max_count, cancelled)
-        for ev in events:
-            if isinstance(ev, Finding):
-                yield ev
-                continue
-            if seen is None:
-                seen = t.seen_for() if t.seen_for is not None else {}
-            key = ev.message if ev.message is not None else 0
-            ranges = seen.get(key) if t.seen_for is not None else None
-            if t.seen_for is not None and key not in seen:
-                ranges = None
-            h = ev.hit
-            yield SearchHit(t.path, t.session, t.session_dir, t.kind, ev.message, ev.role, h.start, h.end,
-                            is_seen(ranges, h.byte_start, h.byte_end), h.before, h.match, h.after)
+        if seen is None:
+            seen = t.seen_for() if t.seen_for is not None else {}
+        key = ev.message if ev.message is not None else 0
+        ranges = seen.get(key) if t.seen_for is not None else None
+        if t.seen_for is not None and key not in seen:
+            ranges = None
+        h = ev.hit
+        yield SearchHit(t.path, t.session, t.session_dir, t.kind, ev.message, ev.role, h.start, h.end,
+                        is_seen(ranges, h.byte_start, h.byte_end), h.before, h.match, h.after)
+
+
+#: Artifacts searched ahead of the one whose hits are being yielded, on a second thread: the
+#: reading, joining, decoding and matching of one (C, without the GIL) goes on while the
+#: hits of another are made into records (Python). Bounded: at most this many artifacts'
+#: hits are held.
+SEARCH_AHEAD = 4
+
+
+def _searched_ahead(targets: Iterator[_Target], pattern: Pattern, max_count: int | None,
+                    cancelled: Callable[[], bool]) -> Iterator[SearchHit | Finding]:
+    """:func:`_events` of each target, in order, the next ones searched on a thread pool."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def collect(t: _Target) -> list[SearchHit | Finding]:
+        return [] if cancelled() else list(_events(t, pattern, max_count, cancelled))
+
+    pool = ThreadPoolExecutor(2, thread_name_prefix="spillscope-search")
+    try:
+        pending: deque[Future[list[SearchHit | Finding]]] = deque()
+        for t in targets:
+            pending.append(pool.submit(collect, t))
+            if len(pending) > SEARCH_AHEAD:
+                if cancelled():
+                    return
+                yield from pending.popleft().result()
+        while pending:
+            if cancelled():
+                return
+            yield from pending.popleft().result()
+    finally:
+        # A search stopped early (cancelled, its reader gone) does not wait for the look-ahead.
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 #: Artifacts whose bytes are checked ahead of the one being searched (a bounded look-ahead).

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 
 from ...util import native
 from ...util.text import utf8_len
+from . import whole
 from .escapes import decode_utf8
 from .message import _MessageSearch, _Window
 from .pattern import Pattern
@@ -131,6 +132,12 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
         size = source_size(handle)
         if not prefiltered and not tool_output_may_match(handle, size, pattern):
             return  # the needle's bytes are not in it: nothing to decode or count
+        spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX else None
+        if spans is not None:
+            data = read_range(handle, size, 0)
+            if len(data) == size and whole.plain_text(data):
+                yield from whole.hits(data, spans, limit, cancelled)
+                return
         codec = _PlainCodec(handle)
         search = _MessageSearch(codec, pattern, compiled, limit)
         yield from search.run(_plain_windows(handle, size, search), cancelled)

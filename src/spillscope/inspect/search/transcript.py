@@ -22,6 +22,7 @@ from .escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_
 from .exact import _exact_transcript
 from .message import _MessageSearch, _Window
 from .pattern import Matcher, Pattern
+from . import whole
 from .prefilter import transcript_may_match
 from .records import ArtifactEvent, MessageHit, _Located
 from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
@@ -236,30 +237,72 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
             raise _Irregular()
     except TranscriptError:
         raise _Irregular() from None
+    spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX else None
+    # The whole file at once where each message is searched whole (see .whole).
+    buf = read_range(handle, size, 0) if spans is not None else b""
+    if len(buf) != size:
+        spans = None  # changed while read: window by window, as it is now
     k = 0
     found = 0
     while True:
         k += 1
-        line = read_range(handle, 64, pos)
+        line = buf[pos : pos + 64] if spans is not None else read_range(handle, 64, pos)
         m = _HEADER.match(line)
         if m is None or int(m.group(1)) != k or m.group(2).decode() not in ROLES:
             raise _Irregular()
         role = m.group(2).decode()
-        search = _MessageSearch(_TranscriptCodec(handle), pattern, compiled,
-                                None if limit is None else limit - found)
-        windows = _MessageWindows(handle, pos + m.end(), size, search)
-        for h in search.run(windows, cancelled):
-            found += 1
-            yield _Located(k, role, h)
-        if search.cancelled or (limit is not None and found >= limit):
-            return
-        if search.done():
-            windows.end = _find_blank(handle, pos + m.end(), size)  # stopped early: find the next message
-        if windows.end <= pos + m.end():
+        left = None if limit is None else limit - found
+        start = pos + m.end()
+        text = None
+        if spans is not None:
+            # The blank line before the next header (bytes.find is slow on "\n\n" in a text of
+            # newlines). A blank line anywhere else leaves "\n" in the lines: deframing
+            # refuses them and the window search says what they are.
+            blank = native_find(buf, _NEXT_HEADER, start - 1)
+            end = size if blank < 0 else blank + 1
+            if end <= start:
+                raise _Irregular()  # a header without fragment lines
+            joined = native_deframe(buf, start, end)
+            text = whole.text_bytes(joined) if joined is not None else None
+        if text is not None:
+            for h in whole.hits(text, spans, left, cancelled):  # type: ignore[arg-type]
+                found += 1
+                yield _Located(k, role, h)
+            if cancelled() or (limit is not None and found >= limit):
+                return
+            message_end = end
+        else:
+            search = _MessageSearch(_TranscriptCodec(handle), pattern, compiled, left)
+            windows = _MessageWindows(handle, start, size, search)
+            for h in search.run(windows, cancelled):
+                found += 1
+                yield _Located(k, role, h)
+            if search.cancelled or (limit is not None and found >= limit):
+                return
+            if search.done():
+                windows.end = _find_blank(handle, start, size)  # stopped early: find the next message
+            message_end = windows.end
+        if message_end <= start:
             raise _Irregular()  # a header without fragment lines
-        if windows.end >= size:
+        if message_end >= size:
             return
-        pos = windows.end + 1  # past the blank line
+        pos = message_end + 1  # past the blank line
+
+
+_NEXT_HEADER = b"\n\n### Message "
+
+
+def native_find(buf: bytes, needle: bytes, start: int) -> int:
+    nat = native.NATIVE
+    assert nat is not None  # the whole-message path runs only with it
+    return nat.find(buf, needle, start)
+
+
+def native_deframe(buf: bytes, start: int, end: int) -> bytes | None:
+    """The escaped text of the fragment lines ``buf[start:end]`` (None: not plain lines)."""
+    nat = native.NATIVE
+    assert nat is not None  # the whole-message path runs only with it
+    return nat.deframe(memoryview(buf)[start:end])
 
 
 def _find_blank(handle: Source, start: int, size: int) -> int:

@@ -1,0 +1,100 @@
+"""Searching a whole message (or tool output) as UTF-8 bytes, in one pass.
+
+The window-by-window search (:mod:`.message`) decodes every window to a ``str`` for a regex
+and counts offsets as it goes: over a dense root that decoding, not the regex, is the search's
+cost (0.7 s of 3 s over 1 GB). A text that fits in memory (:data:`WHOLE_MAX`) whose bytes the
+native scanner takes as plain UTF-8 (a tool output as it is on disk; a message once its fragment
+lines are joined and its escapes undone in C, :func:`native.unescape`) is searched here instead:
+RE2 runs on its bytes (it takes UTF-8), a fixed string is a ``memmem``, and only each hit's
+offsets and context are worked out in Python. The text is then exactly what the decoder gives,
+so the hits are the window search's; anything the C decoder declines (a lone surrogate, a raw
+control, invalid UTF-8) goes the window way. Ignoring case stays there too: Python's case
+folding of a fixed string is not RE2's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterator
+
+from ...util import native
+from ...util.text import js_normalize
+from .pattern import Matcher, Pattern, _Re2
+from .records import CONTEXT, MessageHit, _hit
+
+#: The largest text searched whole (bytes read at once); ``SPILLSCOPE_WHOLE_MAX`` sets it
+#: (0: always window by window, as the tests of that path ask).
+WHOLE_MAX = int(os.environ.get("SPILLSCOPE_WHOLE_MAX", 64 << 20))
+
+#: Bytes of text on each side of a hit decoded for its context: at least CONTEXT code points.
+_CONTEXT_BYTES = CONTEXT * 4
+
+Spans = Callable[[bytes], Iterator[tuple[int, int]]]
+
+
+def byte_spans(pattern: Pattern, compiled: Matcher) -> Spans | None:
+    """How to find ``pattern``'s matches in UTF-8 bytes (non-overlapping, leftmost first, as
+    the text search finds them), or None where only the text search can."""
+    nat = native.NATIVE
+    if nat is None or WHOLE_MAX <= 0:
+        return None
+    if isinstance(compiled, _Re2):
+        return compiled.byte_spans
+    if pattern.regex or pattern.ignore_case:
+        return None
+    try:
+        needle = js_normalize(pattern.text).encode("utf-8")
+    except UnicodeEncodeError:
+        return None  # a lone surrogate: never in the bytes this path takes
+
+    def literal(data: bytes) -> Iterator[tuple[int, int]]:
+        find, n = nat.find, len(needle)
+        p = find(data, needle, 0)
+        while p >= 0:
+            yield p, p + n
+            p = find(data, needle, p + n)
+
+    return literal
+
+
+def text_bytes(escaped: bytes | bytearray) -> bytes | None:
+    """A message's text as UTF-8 from its joined escaped lines, or None (see the module)."""
+    nat = native.NATIVE
+    return None if nat is None else nat.unescape(escaped)
+
+
+def plain_text(data: bytes) -> bool:
+    """Whether a tool output's bytes are its text as they are (valid UTF-8)."""
+    nat = native.NATIVE
+    return nat is not None and nat.utf8_stats(data) is not None
+
+
+def hits(data: bytes, spans: Spans, limit: int | None,
+         cancelled: Callable[[], bool] = lambda: False) -> Iterator[MessageHit]:
+    """The hits of ``spans`` in the valid UTF-8 ``data``, with code point and byte offsets and
+    the context each side (up to ``limit``)."""
+    nat = native.NATIVE
+    assert nat is not None
+    stats = nat.utf8_stats
+    found = 0
+    at_b = at_cp = 0  # the last position mapped: byte offset and code points before it
+    size = len(data)
+    for s, e in spans(data):
+        got = stats(data, at_b, s)
+        assert got is not None
+        start = at_cp + got[0]
+        got = stats(data, s, e)
+        assert got is not None
+        end = start + got[0]
+        at_b, at_cp = e, end
+        lo = max(0, s - _CONTEXT_BYTES)
+        while lo < s and data[lo] & 0xC0 == 0x80:
+            lo += 1  # a character's first byte
+        hi = min(size, e + _CONTEXT_BYTES)
+        while hi < size and data[hi] & 0xC0 == 0x80:
+            hi -= 1
+        yield _hit(start, end, s, e, data[lo:s].decode("utf-8"), data[s:e].decode("utf-8"),
+                   data[e:hi].decode("utf-8"))
+        found += 1
+        if (limit is not None and found >= limit) or (found & 1023 == 0 and cancelled()):
+            return
