@@ -1184,3 +1184,59 @@ def test_a_text_searched_whole_gives_the_window_search_s_hits_and_context(
         want = run("python", pattern)
         assert run("native", pattern) == want, pattern
         assert run("native-windowed", pattern) == want, pattern
+
+
+@pytest.mark.parametrize("simd", [0, 1])
+def test_the_native_prefilter_read_a_chunk_at_a_time_gives_the_whole_file_s_verdict(tmp_path: Path, simd: int) -> None:
+    """A file bigger than a chunk is checked a chunk at a time (a transcript's chunks cut just
+    after a join, a tool output's overlapping by the needle): for chunks of 64 bytes up to
+    more than the file, the verdict is the whole file's, and a file whose text holds the
+    needle (across a chunk's edge, a join, both) is never ruled out."""
+    if native.NATIVE is None:
+        pytest.skip("the C accelerator is not built")
+    nat = native.NATIVE
+    was = nat.simd()
+    nat.simd(simd)
+    try:
+        rng = random.Random(40 + simd)
+        needle = "quartz handover"
+        paths: list[bytes] = []
+        kinds = bytearray()
+        holds = []
+        for i in range(120):
+            words = [rng.choice(["ab", "quartz", "handover", " ", "x" * rng.randrange(1, 90), "é", '"', "\n"])
+                     for _ in range(rng.randrange(5, 400))]
+            if i % 2 == 0:
+                words.insert(rng.randrange(len(words)), needle)
+            if i % 13 == 7:
+                words.insert(rng.randrange(len(words)), "\x07")  # \u0007 in a transcript: never ruled out
+            text = "".join(words)
+            if i % 3 == 0:
+                path = tmp_path / f"{i:012x}-bash.txt"
+                path.write_bytes(text.encode())
+                kinds.append(0)
+            else:
+                lines, at = [], 0
+                while at < len(text):
+                    n = rng.choice([1, 2, 64, 63, rng.randrange(1, 200)])
+                    lines.append(js_json_string(text[at : at + n]) + "\n")
+                    at += n
+                path = tmp_path / f"{i:012x}-session-reference-1.txt"
+                path.write_bytes("".join(lines).encode() if i % 11 else "".join(lines).encode()[:-1])  # one cut off
+                kinds.append(1)
+            paths.append(os.fsencode(path))
+            holds.append(needle in text)
+        nb = needle.encode()
+        for folded, plain in ((False, nb), (True, nb.lower())):
+            whole = nat.prefilter(paths, bytes(kinds), plain, plain, folded, 1 << 62, 2, 1 << 30)
+            assert all(v == 1 for v, h in zip(whole, holds) if h)
+            assert 0 in whole
+            for chunk in (64, 65, 100, 257, 1000, 4096):
+                got = nat.prefilter(paths, bytes(kinds), plain, plain, folded, 1 << 62, 2, chunk)
+                # A line longer than a chunk is not checked (1); everything else is the whole file's verdict.
+                assert all(g == w or (g == 1 and w == 0 and chunk < 400) for g, w in zip(got, whole)), chunk
+                assert all(g == 1 for g, h in zip(got, holds) if h), chunk
+                if chunk >= 400:
+                    assert got == whole, chunk
+    finally:
+        nat.simd(was)

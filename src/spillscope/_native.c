@@ -981,7 +981,7 @@ static PyObject *native_unescape(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------------------
- * prefilter(paths, kinds, plain, escaped, folded, max_size, threads) -> bytes
+ * prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB) -> bytes
  *
  * prefilter.may_match over many files in one call, on ``threads`` threads, without the
  * GIL: one verdict byte per path, 0 (ruled out: the needle's encoded form is not in its
@@ -991,7 +991,8 @@ static PyObject *native_unescape(PyObject *self, PyObject *args) {
  * bytes with every '"\n"' removed, unless it holds a \u or \/ escape, is cut off, or was
  * changed while read: then 1) and 2 for an artifact that is never ruled out. ``folded``:
  * the needles are lowercase and found ignoring ASCII case (find_ci). Files over
- * ``max_size`` bytes give 1. A path is opened as storage.local.open_regular opens it:
+ * ``max_size`` bytes give 1; files over ``chunk`` bytes are read a chunk at a time
+ * (pf_chunked: the same verdict, in a chunk's memory). A path is opened as storage.local.open_regular opens it:
  * O_NOFOLLOW, a regular file only. Separate from the Python twin for speed only: a batch
  * costs one call instead of an open, a read and a find per file in Python.
  */
@@ -1009,7 +1010,7 @@ typedef struct {
     const unsigned char *plain, *esc;
     Py_ssize_t plain_len, esc_len;
     int folded;
-    Py_ssize_t max_size;
+    Py_ssize_t max_size, chunk;
     unsigned char *out;
     Py_ssize_t next; /* the next path to take (atomic) */
 } pf_job;
@@ -1029,52 +1030,14 @@ static int pf_reserve(unsigned char **b, size_t *cap, size_t want) {
 }
 
 /* in[0:n] with every '"\n"' removed, left to right and non-overlapping as bytes.replace
- * removes them, written to out (room for n bytes); returns the length. */
-static Py_ssize_t pf_join(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
-    Py_ssize_t i = 0, seg = 0, o = 0;
-    for (;;) {
-        const unsigned char *q = i < n ? memchr(in + i, '\n', (size_t)(n - i)) : NULL;
-        if (q == NULL) break;
-        Py_ssize_t j = q - in;
-        if (j >= 1 && j - 1 >= seg && in[j - 1] == '"' && j + 1 < n && in[j + 1] == '"') {
-            memcpy(out + o, in + seg, (size_t)(j - 1 - seg));
-            o += j - 1 - seg;
-            seg = j + 2;
-            i = j + 2;
-        } else {
-            i = j + 1;
-        }
-    }
-    memcpy(out + o, in + seg, (size_t)(n - seg));
-    return o + n - seg;
-}
-
-/* Whether p[0:n] holds a backslash followed by 'u' or '/' (the bytes, as the Python twin's
- * two finds look for them): one pass, 16 positions at a time (two memmem calls took
- * most of the prefilter's time, being slow on a two-byte needle). */
-static int pf_has_escape(const unsigned char *p, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-#if defined(__SSE2__)
-    const __m128i bs = _mm_set1_epi8('\\'), u = _mm_set1_epi8('u'), sl = _mm_set1_epi8('/');
-    for (; i + VEC + 1 <= n; i += VEC) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(p + i)), b = _mm_loadu_si128((const __m128i *)(p + i + 1));
-        __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(a, bs), _mm_or_si128(_mm_cmpeq_epi8(b, u), _mm_cmpeq_epi8(b, sl)));
-        if (_mm_movemask_epi8(hit)) return 1;
-    }
-#endif
-    for (; i + 1 < n; i++)
-        if (p[i] == '\\' && (p[i + 1] == 'u' || p[i + 1] == '/')) return 1;
-    return 0;
-}
-
-/* pf_join(in, n, out) when in[0:n] holds no \u or \/ escape (pf_has_escape), else -1 as
- * soon as one is seen: one pass instead of two. ``out`` needs room for n + PF_MARGIN
- * bytes. The input is taken 64 bytes at a time (a fragment line is ~70 bytes: about one
- * newline per block, so the loops over the masks are predictable); each block is stored
- * whole where its bytes go (out[o + x - seg] for input byte x of the current segment, the
- * one after the last '"\n"' removed), and bytes stored past a removal are overwritten by
- * the next store: a line costs no call (a memchr and a memcpy per line cost more than
- * reading the bytes). */
+ * removes them, written to out, or -1 as soon as a \u or \/ escape is seen (the bytes
+ * a backslash and 'u' or '/'): the prefilter's two questions in one pass. ``out`` needs
+ * room for n + PF_MARGIN bytes. The input is taken 64 bytes at a time (a fragment line is
+ * ~70 bytes: about one newline per block, so the loops over the masks are predictable);
+ * each block is stored whole where its bytes go (out[o + x - seg] for input byte x of the
+ * current segment, the one after the last '"\n"' removed), and bytes stored past a
+ * removal are overwritten by the next store: a line costs no call (a memchr and a memcpy
+ * per line, and a second pass for the escapes, cost more than reading the bytes). */
 #define PF_BLOCK 64
 #define PF_MARGIN (3 * PF_BLOCK)
 #if defined(__SSE2__)
@@ -1143,7 +1106,12 @@ AVX_TARGET static int pf_blocks_avx2(const unsigned char *in, Py_ssize_t n, unsi
 }
 #endif
 
-static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
+/* ``*last_seg`` and ``*last_o`` get the state just after the last '"\n"' removed (0, 0 if
+ * none): in[0:*last_seg] joins to out[0:*last_o], and a join of in[*last_seg:] from a fresh
+ * start goes on exactly as this one would (the next removal depends only on the bytes from
+ * there), which is where a file read a chunk at a time is cut. */
+static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *last_seg,
+                                Py_ssize_t *last_o) {
     Py_ssize_t i = 0, seg = 0, o = 0;
 #ifdef HAVE_SIMD_STATS
     if (use_simd()) {
@@ -1158,6 +1126,7 @@ static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned 
     /* Here out[o : o + i - seg] holds in[seg:i] (seg may be past i by up to 2: nothing is held). */
     for (Py_ssize_t q = i; q + 1 < n; q++)
         if (in[q] == '\\' && (in[q + 1] == 'u' || in[q + 1] == '/')) return -1;
+    *last_seg = seg, *last_o = o; /* o moves only where a join is */
     if (seg < i) {
         o += i - seg;
         seg = i;
@@ -1172,12 +1141,67 @@ static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned 
             o += j - 1 - seg;
             seg = j + 2;
             i = j + 2;
+            *last_seg = seg, *last_o = o;
         } else {
             i = j + 1;
         }
     }
     memcpy(out + o, in + seg, (size_t)(n - seg));
     return o + n - seg;
+}
+
+/* Reads fd[pos : pos + n] into buf; 0 when every byte came. */
+static int pf_read(int fd, unsigned char *buf, Py_ssize_t n, Py_ssize_t pos) {
+    Py_ssize_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, buf + got, (size_t)(n - got), (off_t)(pos + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        got += r;
+    }
+    return 0;
+}
+
+/* pf_one for a file bigger than a chunk, read a chunk at a time (memory stays a chunk, not
+ * the file): a tool output's chunks overlap by the needle's length less one; a transcript's
+ * are cut just after a join (pf_join_plain's last one), and the joined text keeps its last
+ * needle-length-less-one bytes for the next. A line longer than a chunk: not ruled out. */
+static unsigned char pf_chunked(pf_job *j, int fd, Py_ssize_t size, unsigned char kind, pf_bufs *b) {
+    Py_ssize_t chunk = j->chunk;
+    const unsigned char *needle = kind == 0 ? j->plain : j->esc;
+    Py_ssize_t m = kind == 0 ? j->plain_len : j->esc_len, overlap = m > 0 ? m - 1 : 0;
+    if (pf_reserve(&b->buf, &b->cap, (size_t)(chunk + overlap)) < 0) return 1;
+    if (kind == 1) {
+        unsigned char last;
+        if (pf_read(fd, &last, 1, size - 1) < 0 || last != '\n') return 1; /* cut off mid-write */
+        if (pf_reserve(&b->joined, &b->jcap, (size_t)(overlap + chunk + PF_MARGIN)) < 0) return 1;
+    }
+    Py_ssize_t pos = 0, keep = 0;
+    while (pos < size) {
+        Py_ssize_t want = size - pos < chunk ? size - pos : chunk;
+        int final = pos + want >= size;
+        if (kind == 0) {
+            if (pf_read(fd, b->buf + keep, want, pos) < 0) return 1; /* changed under us */
+            Py_ssize_t n = keep + want;
+            if (find_at(b->buf, n, needle, m, 0, j->folded) >= 0) return 1;
+            keep = n < overlap ? n : overlap;
+            memmove(b->buf, b->buf + n - keep, (size_t)keep);
+            pos += want;
+            continue;
+        }
+        if (pf_read(fd, b->buf, want, pos) < 0) return 1;
+        Py_ssize_t last_seg = 0, last_o = 0;
+        Py_ssize_t n = pf_join_plain(b->buf, want, b->joined + keep, &last_seg, &last_o);
+        if (n < 0) return 1; /* an escape: the needle's escaped form may be spelt otherwise */
+        if (final) return find_at(b->joined, keep + n, needle, m, 0, j->folded) >= 0;
+        if (last_seg == 0) return 1; /* no join in a whole chunk: not checked */
+        Py_ssize_t total = keep + last_o;
+        if (find_at(b->joined, total, needle, m, 0, j->folded) >= 0) return 1;
+        keep = total < overlap ? total : overlap;
+        memmove(b->joined, b->joined + total - keep, (size_t)keep);
+        pos += last_seg;
+    }
+    return 0;
 }
 
 static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
@@ -1199,6 +1223,11 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
         close(fd);
         return kind == 1 ? 1 : 0;
     }
+    if (size > j->chunk) {
+        unsigned char v = pf_chunked(j, fd, size, kind, b);
+        close(fd);
+        return v;
+    }
     if (pf_reserve(&b->buf, &b->cap, (size_t)size) < 0) {
         close(fd);
         return 1;
@@ -1216,7 +1245,8 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
     if (kind == 0) return find_at(h, size, j->plain, j->plain_len, 0, j->folded) >= 0;
     if (h[size - 1] != '\n') return 1; /* cut off mid-write */
     if (pf_reserve(&b->joined, &b->jcap, (size_t)size + PF_MARGIN) < 0) return 1;
-    Py_ssize_t n = pf_join_plain(h, size, b->joined);
+    Py_ssize_t last_seg, last_o;
+    Py_ssize_t n = pf_join_plain(h, size, b->joined, &last_seg, &last_o);
     if (n < 0) return 1; /* an escape: the needle's escaped form may be spelt otherwise */
     return find_at(b->joined, n, j->esc, j->esc_len, 0, j->folded) >= 0;
 }
@@ -1238,9 +1268,10 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     PyObject *seq;
     Py_buffer kinds, plain, esc;
     int folded, threads;
-    Py_ssize_t max_size;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*pni", &seq, &kinds, &plain, &esc, &folded, &max_size, &threads))
+    Py_ssize_t max_size, chunk = 8 << 20;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*pni|n", &seq, &kinds, &plain, &esc, &folded, &max_size, &threads, &chunk))
         return NULL;
+    if (chunk < 64) chunk = 64;
     PyObject *res = NULL, *tuple = PySequence_Tuple(seq); /* holds every path while the GIL is released */
     const char **paths = NULL;
     if (tuple == NULL) goto done;
@@ -1268,7 +1299,7 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     (void)use_simd(); /* decided before the threads read it */
 #endif
     pf_job job = {paths, (const unsigned char *)kinds.buf, count, (const unsigned char *)plain.buf,
-                  (const unsigned char *)esc.buf, plain.len, esc.len, folded, max_size,
+                  (const unsigned char *)esc.buf, plain.len, esc.len, folded, max_size, chunk,
                   (unsigned char *)PyBytes_AS_STRING(res), 0};
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
@@ -1301,7 +1332,7 @@ static PyMethodDef methods[] = {
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,
-     "prefilter(paths, kinds, plain, escaped, folded, max_size, threads) -> bytes (0 no, 1 may, 2 unopenable)"},
+     "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB) -> bytes (0 no, 1 may, 2 unopenable)"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},
     {"index_lines", native_index_lines, METH_VARARGS,
      "index_lines(buf, end, at_eof, fragments, max_line, base, cp, nbytes, newlines) -> tuple"},

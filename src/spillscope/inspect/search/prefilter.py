@@ -36,10 +36,15 @@ from .source import Source, close_source, open_source, read_range, source_size
 
 #: Bytes read per step (a needle crossing a step's edge is found: steps overlap by its length).
 STEP = 16 << 20
-#: Bigger files are not prefiltered: the search itself reads them once at about the prefilter's
-#: pace (a file with a hit would be read twice), and what a prefilter saves is the per-file and
-#: per-window work of many small files.
+#: Bigger files are not prefiltered in Python: the search itself reads them once at about the
+#: Python prefilter's pace (a file with a hit would be read twice), and what a prefilter saves
+#: is the per-file and per-window work of many small files.
 MAX_SIZE = 8 << 20
+#: The native prefilter checks files of any size, a chunk at a time: in C it reads several
+#: times faster than the search counts, so a huge file without the needle is not searched
+#: (an absent needle over 1 GB of 134 MB transcripts: 0.7 s searched, 0.2 s checked).
+NATIVE_CHUNK = 2 << 20
+NATIVE_MAX_SIZE = 1 << 62
 
 
 def _find(buf: bytes, needle: bytes, ignore_case: bool) -> bool:
@@ -162,6 +167,7 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
     if ignore_case:
         plain, escaped = plain.lower(), escaped.lower()
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
-    verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, MAX_SIZE, cores())
+    verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
+                             cores(), NATIVE_CHUNK)
     # 2: not opened as a regular file: the search opens it again and says why.
     return [v == 2 or (v == 1 and not (never and not t)) for v, t in zip(verdicts, transcript)]
