@@ -420,7 +420,7 @@ def _irregular_transcript(texts: list[str], rng: random.Random) -> bytes:
     return b"".join(out)
 
 
-ALPHABET = st.sampled_from(TRICKY + list("abc xyz"))
+ALPHABET = st.sampled_from(TRICKY + list("abc xyz") + ["\u212a", "k", "K", "\u00e9", "\u00c9", "Z"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -1169,7 +1169,9 @@ def test_a_text_searched_whole_gives_the_window_search_s_hits_and_context(
     a = rng.randrange(len(text))
     sub = text[a : a + rng.randint(1, 6)]
     patterns = [P.Pattern(sub), P.Pattern(re.escape(sub), regex=True), P.Pattern(r"\w+", regex=True),
-                P.Pattern(r"(?m)^.", regex=True), P.Pattern(r"\s\S", regex=True), P.Pattern("x", regex=True)]
+                P.Pattern(r"(?m)^.", regex=True), P.Pattern(r"\s\S", regex=True), P.Pattern("x", regex=True),
+                P.Pattern(sub.upper(), ignore_case=True), P.Pattern("X", ignore_case=True),
+                P.Pattern("\u212a" + sub.swapcase() + "Z", ignore_case=True), P.Pattern("A\u00e9b", ignore_case=True)]
 
     def run(scanners: str, pattern: P.Pattern) -> list[Any]:
         with using(scanners):

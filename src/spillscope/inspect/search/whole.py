@@ -8,8 +8,8 @@ lines are joined and its escapes undone in C, :func:`native.unescape`) is search
 RE2 runs on its bytes (it takes UTF-8), a fixed string is a ``memmem``, and only each hit's
 offsets and context are worked out in Python. The text is then exactly what the decoder gives,
 so the hits are the window search's; anything the C decoder declines (a lone surrogate, a raw
-control, invalid UTF-8) goes the window way. Ignoring case stays there too: Python's case
-folding of a fixed string is not RE2's.
+control, invalid UTF-8) goes the window way. A fixed string ignoring case keeps Python's case
+folding (not RE2's): only the stretches around its ASCII part, found in C, are decoded for it.
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ def byte_spans(pattern: Pattern, compiled: Matcher) -> Spans | None:
         return None
     if isinstance(compiled, _Re2):
         return compiled.byte_spans
-    if pattern.regex or pattern.ignore_case:
+    if pattern.regex:
         return None
+    if pattern.ignore_case:
+        return _folded_literal(pattern, compiled)
     try:
         needle = js_normalize(pattern.text).encode("utf-8")
     except UnicodeEncodeError:
@@ -55,6 +57,47 @@ def byte_spans(pattern: Pattern, compiled: Matcher) -> Spans | None:
             p = find(data, needle, p + n)
 
     return literal
+
+
+def _folded_literal(pattern: Pattern, compiled: Matcher) -> Spans | None:
+    """A fixed string ignoring case (Python's folding, one character for one): its matches hold
+    its ASCII part (:attr:`Pattern.required`) found ignoring ASCII case, and a match is as
+    many code points as the string; so only the text around each place that part is found
+    (at most 4 bytes a code point each side, places close together taken as one stretch) is
+    decoded and searched, resuming after the last match as a search of the whole text does."""
+    nat = native.NATIVE
+    req = pattern.required
+    if nat is None or req is None or not pattern.required_folded:
+        return None
+    part = req.encode("ascii")
+    width = 4 * len(js_normalize(pattern.text))
+
+    def spans(data: bytes) -> Iterator[tuple[int, int]]:
+        find_ci, size, m = nat.find_ci, len(data), len(part)
+        last_end = 0
+        p = find_ci(data, part, 0)
+        while p >= 0:
+            hi = min(size, p + m + width)
+            q = find_ci(data, part, p + 1)
+            while 0 <= q <= hi + width:  # the next place's stretch meets this one: one stretch
+                hi = min(size, q + m + width)
+                q = find_ci(data, part, q + 1)
+            lo = max(last_end, p - width)
+            while lo > last_end and data[lo] & 0xC0 == 0x80:
+                lo -= 1  # a character's first byte (further out: the stretch only grows)
+            while hi < size and data[hi] & 0xC0 == 0x80:
+                hi += 1
+            seg = data[lo:hi].decode("utf-8")
+            at_cp, at_b = 0, lo
+            for s, e in compiled.spans(seg, 0):
+                start = at_b + len(seg[at_cp:s].encode("utf-8"))
+                end = start + len(seg[s:e].encode("utf-8"))
+                at_cp, at_b = e, end
+                yield start, end
+                last_end = end
+            p = q
+
+    return spans
 
 
 def text_bytes(escaped: bytes | bytearray) -> bytes | None:
