@@ -161,27 +161,29 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         wanted = {KIND_NAMES.get(k, k) for k in kinds}
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
-    local = open_storage(root_s).tree is not None
+    store = open_storage(root_s)  # chosen once: each artifact is opened in it
+    local = store.tree is not None
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
-        yield from _big_ones_ahead(checked, pattern, max_count, cancelled)
+        yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store)
         return
     for t, may in checked:
         if cancelled():
             return
         if may:
-            yield from _events(t, pattern, max_count, cancelled)
+            yield from _events(t, pattern, max_count, cancelled, store)
 
 
-def _events(t: _Target, pattern: Pattern, max_count: int | None,
-            cancelled: Callable[[], bool]) -> Iterator[SearchHit | Finding]:
-    """The hits (and findings) of one artifact, in order."""
+def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
+            store: Storage) -> Iterator[SearchHit | Finding]:
+    """The hits (and findings) of one artifact of ``store``, in order."""
     seen: SeenRanges | None = None
     events: Iterable[Any]
     if t.kind == TRANSCRIPT:
-        events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True)
+        events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
+                                   store=store)
     else:
-        events = _tool_events(t.path, pattern, max_count, cancelled)
+        events = _tool_events(t.path, pattern, max_count, cancelled, store)
     for ev in events:
         if isinstance(ev, Finding):
             yield ev
@@ -207,13 +209,13 @@ SEARCH_AHEAD = 8
 
 
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
-                    cancelled: Callable[[], bool]) -> Iterator[SearchHit | Finding]:
+                    cancelled: Callable[[], bool], store: Storage) -> Iterator[SearchHit | Finding]:
     """:func:`_events` of each target that may match, in order, big ones searched ahead on
     every core (their hits held until their turn: at most :data:`SEARCH_AHEAD` artifacts')."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
     def collect(t: _Target) -> list[SearchHit | Finding]:
-        return [] if cancelled() else list(_events(t, pattern, max_count, cancelled))
+        return [] if cancelled() else list(_events(t, pattern, max_count, cancelled, store))
 
     pool: ThreadPoolExecutor | None = None
     pending: deque[tuple[_Target, Future[list[SearchHit | Finding]] | None]] = deque()
@@ -235,12 +237,12 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
                 if cancelled():
                     return
                 first, fut = pending.popleft()
-                yield from (fut.result() if fut is not None else _events(first, pattern, max_count, cancelled))
+                yield from (fut.result() if fut is not None else _events(first, pattern, max_count, cancelled, store))
         while pending:
             if cancelled():
                 return
             first, fut = pending.popleft()
-            yield from (fut.result() if fut is not None else _events(first, pattern, max_count, cancelled))
+            yield from (fut.result() if fut is not None else _events(first, pattern, max_count, cancelled, store))
     finally:
         if pool is not None:
             # A search stopped early (cancelled, its reader gone) does not wait for the look-ahead.
@@ -316,9 +318,10 @@ def _prefiltered(targets: list[_Target], pattern: Pattern, local: bool) -> Itera
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
+def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool],
+                 store: Storage) -> Iterator[ArtifactEvent]:
     try:
-        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True):
+        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True, store=store):
             yield _Located(None, None, h)
     except OSError as exc:
         yield finding("unreadable", path=path, detail=exc.strerror or str(exc))

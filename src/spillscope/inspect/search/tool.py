@@ -16,6 +16,7 @@ from .message import _MessageSearch, _Window
 from .pattern import Pattern
 from .prefilter import tool_output_may_match
 from .records import MessageHit
+from ...storage import Storage
 from .source import WINDOW, Source, close_source, open_source, read_range, source_size
 
 class _PlainCodec:
@@ -123,11 +124,13 @@ def _plain_windows(handle: Source, size: int, search: _MessageSearch) -> Iterato
 
 
 def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
-                       cancelled: Callable[[], bool] = lambda: False, prefiltered: bool = False) -> Iterator[MessageHit]:
+                       cancelled: Callable[[], bool] = lambda: False, prefiltered: bool = False,
+                       store: Storage | None = None) -> Iterator[MessageHit]:
     """Hits in a tool output's exact text (its UTF-8 bytes decoded). ``prefiltered``: the
-    caller has already asked :func:`.prefilter.may_match`."""
+    caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is in
+    (else the one its name gives)."""
     compiled = pattern.compile()
-    handle = open_source(path)
+    handle = open_source(path, store)
     try:
         size = source_size(handle)
         if not prefiltered and not tool_output_may_match(handle, size, pattern):

@@ -25,6 +25,7 @@ from .pattern import Matcher, Pattern
 from . import whole
 from .prefilter import transcript_may_match
 from .records import ArtifactEvent, MessageHit, _Located
+from ...storage import Storage
 from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
 class _TranscriptCodec:
@@ -182,14 +183,16 @@ _HEADER = re.compile(rb"### Message ([1-9][0-9]*): ([a-z]+)\n\n")
 
 def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
                       cancelled: Callable[[], bool] = lambda: False,
-                      max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, prefiltered: bool = False) -> Iterator[ArtifactEvent]:
+                      max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, prefiltered: bool = False,
+                      store: Storage | None = None) -> Iterator[ArtifactEvent]:
     """Hits (and at most one finding) in a transcript, message by message. ``prefiltered``:
-    the caller has already asked :func:`.prefilter.may_match`."""
+    the caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is
+    in (else the one its name gives)."""
     compiled = pattern.compile()
     emitted: dict[int, int] = {}  # message → end of its last hit (for the exact fallback)
     count = 0
     try:
-        handle = open_source(path)
+        handle = open_source(path, store)
     except OSError as exc:
         yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
         return
