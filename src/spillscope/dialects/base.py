@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Literal
 
 from ..inspect.findings import SEVERITY_RANK, Finding
-from ..inspect.verify.coverage import why_nothing_checked
 
 #: What became of one link: ``verified`` (every check the notice allows passed), ``linked``
 #: (the file is there, the notice offers nothing to compare), ``mismatch`` (a check failed:
@@ -139,6 +138,8 @@ class Report:
         found = len(self.links)
         checked = sum(1 for k in self.links if k.status not in ("unchecked",))
         unchecked = sum(1 for k in self.links if k.status == "unchecked" and k.named is not None)
+        from ..inspect.verify.coverage import why_nothing_checked  # here: detection and grep need none of verify
+
         # dsh's rule for having checked no notice; an agent's transcripts are its session logs.
         why = None if checked else why_nothing_checked(True, len(self.transcripts), found, unchecked)
         return {"found": found, "checked": checked, "unchecked": unchecked,
@@ -177,17 +178,21 @@ class Dialect(ABC):
 
 
 class LayoutDialect(Dialect):
-    """A dialect whose rules live in its package's ``layout`` module, imported when first used
-    (detecting a dsh root costs no other agent's code): ``detect(tree) -> float``,
-    ``inspect_tree(tree, options) -> Report``, ``retention_rule(tree)`` and ``texts(tree)``."""
+    """A dialect whose rules live in its package's ``layout`` module, imported when first used:
+    ``inspect_tree(tree, options) -> Report``, ``retention_rule(tree)`` and ``texts(tree)``;
+    and whose ``detect(tree) -> float`` lives in its ``probe`` module, which reads names only
+    and imports none of the layout (detecting a dsh root costs no other agent's code)."""
 
     def _layout(self) -> Any:
+        return self._module("layout")
+
+    def _module(self, name: str) -> Any:
         import importlib
 
-        return importlib.import_module(f"{type(self).__module__}.layout")
+        return importlib.import_module(f"{type(self).__module__}.{name}")
 
     def detect(self, tree: str) -> float:
-        score: float = self._layout().detect(tree)
+        score: float = self._module("probe").detect(tree)
         return score
 
     def inspect(self, tree: str, options: Options) -> Report:
