@@ -49,7 +49,7 @@ class DshDialect(Dialect):
         from ...inspect.findings import Finding
         from ...inspect.verify.inspection import inspect_root
         from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
-        from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+        from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 
         ins = inspect_root(tree, options.logs, retention_seconds=options.retention_seconds, now=options.now,
                            rebase=options.rebase, check_content=options.check_content,
