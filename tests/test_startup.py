@@ -49,8 +49,9 @@ NEVER = (
     "spillscope.inspect.search.seen", "spillscope.inspect.search.transcript", "spillscope.inspect.search.tool",
     "spillscope.reference", "spillscope.formats.sessionlog", "spillscope.formats.transcript.parser",
     "spillscope.formats.transcript.reader", "spillscope.spill.policy", "spillscope.spill.trust",
-    # Every agent's implementation: on a dsh root detection reads names (probe.py) only.
-    "spillscope.dialects.engine", "spillscope.dialects.checks", "spillscope.dialects.search",
+    # Every agent's implementation: on a dsh root detection reads names (probe.py) only, and
+    # needs none of the records an inspection returns.
+    "spillscope.dialects.records", "spillscope.dialects.engine", "spillscope.dialects.checks", "spillscope.dialects.search",
     *(f"spillscope.dialects.{agent}.{part}" for agent in ("claude", "gemini", "qwen", "opencode")
       for part in ("layout", "notice", "verify", "retention")),
 )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from ..base import Dialect, Options, Report, RetentionRule
+from ..base import Dialect
+
+if TYPE_CHECKING:  # the records load when an inspection makes them, not to detect a tree
+    from ..records import Options, Report, RetentionRule
 
 
 class ClaudeDialect(Dialect):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ...inspect.findings import Finding, finding
 from ...storage.local import file_type
-from ..base import SpillFile, Transcript
+from ..records import SpillFile, Transcript
 from .probe import SESSION_ID, SUBAGENTS, TOOL_RESULTS, _entries, _is_session_log  # the name rules detection uses too
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
-from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
+from ..records import Link, LinkStatus, Options, Report, SpillFile, Transcript
 from ..engine import jsonl_records
 from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
 from .layout import Project, scan_project

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from ...util.text import loads_exact
 from ...inspect.findings import Finding, finding
-from ..base import Options, Report, RetentionRule
+from ..records import Options, Report, RetentionRule
 from ..engine import UNUSABLE, Layout, Text, jsonl_texts, read_json, json_strings, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import CHATS, TOOL_OUTPUTS, project_dirs

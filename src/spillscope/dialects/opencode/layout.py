@@ -23,7 +23,7 @@ from typing import Iterator
 
 from ...inspect.findings import Finding, finding
 from ...util.text import loads_exact
-from ..base import Options, Report, RetentionRule, Transcript
+from ..records import Options, Report, RetentionRule, Transcript
 from ..engine import UNUSABLE, Layout, Notice, read_json, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import DB, TOOL_OUTPUT, data_dir

@@ -23,7 +23,7 @@ import re
 from typing import Iterator
 
 from ...inspect.findings import Finding, finding
-from ..base import Options, Report, RetentionRule
+from ..records import Options, Report, RetentionRule
 from ..engine import Layout, jsonl_texts, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import runtime_base

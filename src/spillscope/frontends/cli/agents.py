@@ -13,17 +13,19 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..format import count, human_age, human_size
 from ...dialects import DialectError, detect, get
-from ...dialects.base import Options, Report
 from ...storage import UnsupportedRoot, open_storage
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...inspect.scan.listing import listing_totals, select
 from ...util.text import visible
 from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
+
+if TYPE_CHECKING:  # choose() runs before every command: the records load with another agent's inspection
+    from ...dialects.records import Report
 
 #: The commands that take a tree (the rest take a file, or write one).
 _TREE_COMMANDS = ("ls", "verify", "grep", "prune", "watch", "tui", "serve")
@@ -76,6 +78,8 @@ def _listable(root: str) -> bool:
 
 
 def _inspect(args: argparse.Namespace) -> Report:
+    from ...dialects.records import Options
+
     report: Report = args.dialect.inspect(args.root, Options(now=time.time(),
                                                              retention_seconds=getattr(args, "retention", None)))
     return report
