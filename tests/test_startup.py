@@ -35,7 +35,7 @@ runpy.run_module("spillscope", run_name="__main__", alter_sys=True)
 NEVER = (
     # Front ends and heavy libraries: the TUI, the notebook, the browser server, S3.
     "textual", "rich", "textual_plotext", "textual_serve", "watchfiles", "boto3", "botocore", "fsspec", "humanize",
-    "zstandard", "sqlite3", "asyncio", "logging",
+    "zstandard", "sqlite3", "asyncio", "logging", "hashlib",
     "spillscope.frontends.tui", "spillscope.frontends.notebook", "spillscope.frontends.serve", "spillscope.frontends.demo",
     # The other commands' bodies.
     "spillscope.frontends.cli.inspect_cmds", "spillscope.frontends.cli.stats", "spillscope.frontends.cli.tui_cmds",
