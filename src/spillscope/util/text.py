@@ -85,6 +85,17 @@ def js_json_string(text: str) -> str:
         return _finish_js_json(json.dumps(text, ensure_ascii=False))
 
 
+def ascii_json(value: Any) -> str:
+    """ASCII-only JSON: orjson when its output is already ASCII, else the escaping stdlib."""
+    try:
+        raw = orjson.dumps(value)
+        if raw.isascii():
+            return raw.decode("ascii")
+    except TypeError:  # a lone surrogate: orjson refuses it, the stdlib escapes it
+        pass
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
 def js_stringify(value: Any, indent: int | None = None) -> str:
     """``JSON.stringify(value, null, indent)`` for JSON-shaped values (str keys, ints)."""
     if indent is None:

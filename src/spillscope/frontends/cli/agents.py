@@ -202,7 +202,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...dialects.search import TextHit, search_tree
-    from ...inspect.scan.listing import ascii_json
+    from ...util.text import ascii_json
     from ...inspect.search.pattern import Pattern, PatternError
     from .adapters import pattern_text
 

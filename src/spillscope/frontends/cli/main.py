@@ -33,7 +33,7 @@ from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...dialects import REGISTERED as AGENTS
 from ...inspect.search.pattern import REGEX_SYNTAX
-from ...inspect.scan.listing import SORTS
+from ...inspect.scan.order import SORTS
 from ...inspect.stats.tables import TABLES
 
 __all__ = [

@@ -11,8 +11,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 import orjson
 
-from ...inspect.scan.listing import ascii_json
-from ...util.text import visible
+from ...util.text import ascii_json, visible
 
 #: Items of a :class:`Chunked` array encoded per ``orjson.dumps`` call.
 CHUNK = 4096
