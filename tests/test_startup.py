@@ -37,8 +37,9 @@ NEVER = (
     "textual", "rich", "textual_plotext", "textual_serve", "watchfiles", "boto3", "botocore", "fsspec", "humanize",
     "zstandard", "sqlite3", "asyncio", "logging", "hashlib",
     "spillscope.frontends.tui", "spillscope.frontends.notebook", "spillscope.frontends.serve", "spillscope.frontends.demo",
-    # The other commands' bodies.
-    "spillscope.frontends.cli.inspect_cmds", "spillscope.frontends.cli.stats", "spillscope.frontends.cli.tui_cmds",
+    # The other commands' bodies (agents.py: the commands on another agent's tree), and the
+    # listing ls builds (grep lists nothing).
+    "spillscope.frontends.cli.agents", "spillscope.inspect.scan.listing", "spillscope.frontends.cli.inspect_cmds", "spillscope.frontends.cli.stats", "spillscope.frontends.cli.tui_cmds",
     "spillscope.frontends.cli.cat", "spillscope.frontends.cli.prune", "spillscope.frontends.cli.watch",
     "spillscope.frontends.cli.progress",
     # The inspector beyond the scan and the search: verify, links, logs, stats, watch.
@@ -109,7 +110,7 @@ def test_the_parser_is_built_without_any_command(tmp_path: Path) -> None:
     """``--help`` of a command builds the whole parser and runs no command: it imports none."""
     proc, modules = run("stats", "--help")
     assert proc.returncode == 0 and "--table" in proc.stdout, proc.stderr
-    commands = ["spillscope.frontends.cli." + m for m in ("adapters", "grep", "inspect_cmds", "stats", "tui_cmds", "cat",
-                                                          "prune", "watch", "progress")]
+    commands = ["spillscope.frontends.cli." + m for m in ("adapters", "agents", "grep", "inspect_cmds", "stats", "tui_cmds",
+                                                          "cat", "prune", "watch", "progress")]
     assert loaded(modules, commands) == []
     assert loaded(modules, NEVER) == []

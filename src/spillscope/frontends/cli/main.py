@@ -24,7 +24,7 @@ from typing import TextIO
 from ... import __version__
 from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, SettingError, UsageError, add_timeout, finding_code,
                    parse_duration, parse_fail_on, non_negative_int, port_number, positive_int)
-from .agents import choose as choose_agent
+from .choose import choose as choose_agent
 from .output import cell
 from .suggest import close, did_you_mean
 # The parser's vocabulary comes from modules that hold only it (or hold little else): the
