@@ -36,6 +36,8 @@ NEVER = (
     # Front ends and heavy libraries: the TUI, the notebook, the browser server, S3.
     "textual", "rich", "textual_plotext", "textual_serve", "watchfiles", "boto3", "botocore", "fsspec", "humanize",
     "zstandard", "sqlite3", "asyncio", "logging", "hashlib",
+    # JSON is encoded or decoded by orjson (bound lazily, util/lazy.py) only when there is some.
+    "orjson",
     "spillscope.frontends.tui", "spillscope.frontends.notebook", "spillscope.frontends.serve", "spillscope.frontends.demo",
     # The other commands' bodies (agents.py: the commands on another agent's tree), and the
     # listing ls builds (grep lists nothing).
@@ -114,3 +116,26 @@ def test_the_parser_is_built_without_any_command(tmp_path: Path) -> None:
                                                           "cat", "prune", "watch", "progress")]
     assert loaded(modules, commands) == []
     assert loaded(modules, NEVER) == []
+
+
+def test_a_deferred_module_is_the_module_from_its_first_use() -> None:
+    """util.lazy.deferred_module (how util.text and the CLI's output bind orjson): the first
+    attribute read imports the module and rebinds the name, also from threads at once."""
+    import json
+    import threading
+
+    from spillscope.util.lazy import deferred_module
+
+    namespace: dict[str, object] = {}
+    namespace["json"] = stand_in = deferred_module("json", namespace)
+    assert namespace["json"] is stand_in and not isinstance(stand_in, type(json))
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(getattr(namespace["json"], "dumps"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [json.dumps] * 8
+    assert namespace["json"] is json
+    with pytest.raises(ModuleNotFoundError):
+        deferred_module("spillscope_no_such_module", {}).anything  # noqa: B018

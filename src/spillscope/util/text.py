@@ -13,9 +13,14 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
+from .lazy import deferred_module
+
+if TYPE_CHECKING:
+    import orjson
+else:
+    orjson = deferred_module("orjson", globals())  # loaded when first used: most start-ups encode no JSON
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
