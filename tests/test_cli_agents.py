@@ -159,10 +159,11 @@ def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) 
     """`spillscope PATH` is `tui PATH`: on another agent's tree it is the agents' app
     (run under Pilot in tests/test_tui_agents.py); serve is refused with what to use instead."""
     from spillscope.frontends.cli import agents
+    from spillscope.frontends.cli.choose import choose
     from spillscope.frontends.cli.main import build_parser
 
     args = build_parser().parse_args(["tui", str(projects)])
-    agents.choose(args)
+    choose(args)
     assert args.func is agents.cmd_tui and args.dialect.name == "claude"
     proc = run("serve", str(projects))
     assert proc.returncode == 2 and b"serve reads dsh spill roots only" in proc.stderr

@@ -9,8 +9,16 @@ root costs no other agent's code.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from .base import Dialect, Link, Options, Report, RetentionRule, SpillFile, Transcript
+from ..util.lazy import lazy_exports
+from .base import Dialect
+
+if TYPE_CHECKING:
+    from .records import Link, Options, Report, RetentionRule, SpillFile, Transcript
+
+# The records load on first use: detecting a tree's agent needs none of them.
+__getattr__, _ = lazy_exports(__name__, {"records": ("Link", "Options", "Report", "RetentionRule", "SpillFile", "Transcript")})
 
 __all__ = ["REGISTERED", "Dialect", "DialectError", "Link", "Options", "Report", "RetentionRule", "SpillFile",
            "Transcript", "detect", "get", "names"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from ..inspect.findings import Finding, finding
-from .base import Link, LinkStatus, Options, Report, SpillFile, Transcript
+from .records import Link, LinkStatus, Options, Report, SpillFile, Transcript
 from .checks import read_spill
 
 #: A check: its name (shown when it passes), the finding code when it fails, and the test

@@ -16,7 +16,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from .base import Dialect, Options, Report, SpillFile
+from .base import Dialect
+from .records import Options, Report, SpillFile
 
 
 @dataclass

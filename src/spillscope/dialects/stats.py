@@ -20,7 +20,7 @@ import os
 
 from ..inspect.stats.builder import StatsBuilder
 from ..inspect.stats.model import Stats, SweepCandidate
-from .base import Report
+from .records import Report
 
 #: The one kind an agent's spill file has (dsh's kinds come from its file names).
 KIND = "spill-file"

@@ -17,11 +17,11 @@ from typing import Any, BinaryIO, Iterator, Union
 
 from ..storage.local import file_type, open_regular
 from ..util.text import loads_exact
+from .limits import DEFAULT_MAX_LOG_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
 from .linebuf import LineReader, is_blank
 
 LOG_NAMES = ("session.v3.jsonl", "session.v2.jsonl", "session.v1.jsonl", "session.jsonl")
 LOG_PATTERN = re.compile(r"^session(\.v[0-9]+)?\.jsonl(\.zstd)?\Z")
-DEFAULT_MAX_LINE_BYTES = 64 << 20
 SURFACE_TYPES = ("user/message", "assistant/message", "system/message", "tool/result")
 
 

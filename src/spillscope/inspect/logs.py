@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..reference.message import ReferenceMessageError, is_reference_message, message_text, parse_reference_text
-from ..formats.sessionlog import DEFAULT_MAX_LINE_BYTES, LogError, LogLineError, find_logs_checked, iter_log, parse_header
+from ..formats.limits import DEFAULT_MAX_LOG_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
+from ..formats.sessionlog import LogError, LogLineError, find_logs_checked, iter_log, parse_header
 from ..spill.naming import session_hash
 from ..formats.notices import ToolSpillNotice, parse_spill_notice
 from .findings import Finding, finding

@@ -6,8 +6,6 @@ names without importing the (asyncio-based) store.
 
 from __future__ import annotations
 
-import hashlib
-
 from ..util.text import js_utf8, utf16_units
 
 SESSION_DIR_PREFIX = "session-"
@@ -52,6 +50,10 @@ def decode_segment(encoded: str) -> str | None:
 
 def session_hash(session_id: str) -> str:
     """First 12 hex chars of sha256 over Node's UTF-8 of the id (lone surrogate → U+FFFD)."""
+    # Imported here: a scan reads names with this module and needs no OpenSSL (2-3 ms of
+    # start-up); a second import is a dictionary look-up, small beside the digest.
+    import hashlib
+
     return hashlib.sha256(js_utf8(session_id)).hexdigest()[:12]
 
 

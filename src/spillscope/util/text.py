@@ -13,9 +13,14 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
+from .lazy import deferred_module
+
+if TYPE_CHECKING:
+    import orjson
+else:
+    orjson = deferred_module("orjson", globals())  # loaded when first used: most start-ups encode no JSON
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -83,6 +88,17 @@ def js_json_string(text: str) -> str:
         # orjson refuses lone surrogates; the stdlib encoder escapes the same set of
         # controls with the same spelling, so only the surrogates need fixing.
         return _finish_js_json(json.dumps(text, ensure_ascii=False))
+
+
+def ascii_json(value: Any) -> str:
+    """ASCII-only JSON: orjson when its output is already ASCII, else the escaping stdlib."""
+    try:
+        raw = orjson.dumps(value)
+        if raw.isascii():
+            return raw.decode("ascii")
+    except TypeError:  # a lone surrogate: orjson refuses it, the stdlib escapes it
+        pass
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
 def js_stringify(value: Any, indent: int | None = None) -> str:

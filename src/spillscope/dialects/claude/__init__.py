@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from ..base import Dialect, Options, Report, RetentionRule
+from ..base import Dialect
+
+if TYPE_CHECKING:  # the records load when an inspection makes them, not to detect a tree
+    from ..records import Options, Report, RetentionRule
 
 
 class ClaudeDialect(Dialect):
@@ -14,11 +16,9 @@ class ClaudeDialect(Dialect):
     usual_path = "~/.claude/projects"
 
     def detect(self, tree: str) -> float:
-        from .layout import project_dirs
+        from .probe import detect  # names only: no scanning or checking code for a tree that is not Claude's
 
-        if not project_dirs(tree):
-            return 0.0
-        return 1.0 if os.path.basename(os.path.abspath(tree)) == "projects" or "/.claude/" in os.path.abspath(tree) else 0.9
+        return detect(tree)
 
     def inspect(self, tree: str, options: Options) -> Report:
         from .verify import inspect_tree
@@ -31,7 +31,8 @@ class ClaudeDialect(Dialect):
         return retention_rule(tree)
 
     def texts(self, tree: str) -> Iterator[tuple[str, str]]:
-        from .layout import project_dirs, scan_project
+        from .layout import scan_project
+        from .probe import project_dirs
 
         for path in project_dirs(tree):
             p = scan_project(path)

@@ -17,18 +17,13 @@ Claude Code's spill layout and is left alone; anything but a regular file inside
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 
 from ...inspect.findings import Finding, finding
 from ...storage.local import file_type
-from ..base import SpillFile, Transcript
-
-SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
-AGENT_LOG = re.compile(r"agent-[0-9A-Za-z_-]+\.jsonl\Z")
-TOOL_RESULTS = "tool-results"
-SUBAGENTS = "subagents"
+from ..records import SpillFile, Transcript
+from .probe import SESSION_ID, SUBAGENTS, TOOL_RESULTS, _entries, _is_session_log  # the name rules detection uses too
 
 
 @dataclass
@@ -42,45 +37,6 @@ class Project:
     #: could not be looked at: a notice naming one is unverified, never expired.
     blocked: set[str] = field(default_factory=set)
     findings: list[Finding] = field(default_factory=list)
-
-
-def _entries(path: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(path) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
-def _is_session_log(entry: os.DirEntry[str]) -> bool:
-    name = entry.name
-    if not name.endswith(".jsonl"):
-        return False
-    return (SESSION_ID.match(name[:-6]) is not None or AGENT_LOG.match(name) is not None) and entry.is_file(
-        follow_symlinks=False)
-
-
-def is_project(path: str) -> bool:
-    """``path`` holds a session transcript, or a session dir with tool-results or subagents."""
-    for e in _entries(path):
-        if _is_session_log(e):
-            return True
-        if SESSION_ID.match(e.name) and e.is_dir(follow_symlinks=False):
-            if any(s.name in (TOOL_RESULTS, SUBAGENTS) for s in _entries(e.path)):
-                return True
-    return False
-
-
-def project_dirs(tree: str) -> list[str]:
-    """The project dirs in ``tree``: itself, its children (a projects dir), or the children of
-    its ``projects`` dir (``~/.claude`` itself)."""
-    if is_project(tree):
-        return [tree]
-    found = [e.path for e in _entries(tree) if e.is_dir(follow_symlinks=False) and is_project(e.path)]
-    projects = os.path.join(tree, "projects")
-    if not found and os.path.isdir(projects) and not os.path.islink(projects):
-        found = [e.path for e in _entries(projects) if e.is_dir(follow_symlinks=False) and is_project(e.path)]
-    return found
 
 
 def scan_project(path: str) -> Project:

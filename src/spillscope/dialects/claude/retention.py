@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from ...util.text import loads_exact
-from ..base import RetentionRule
+from ..records import RetentionRule
 
 DEFAULT_DAYS = 30
 SCOPE = "session transcripts and tool-results files, by mtime, at Claude Code's start-up"

@@ -38,10 +38,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
-from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
+from ..records import Link, LinkStatus, Options, Report, SpillFile, Transcript
 from ..engine import jsonl_records
 from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
-from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
+from .layout import Project, scan_project
+from .probe import SESSION_ID, TOOL_RESULTS, project_dirs
 from .notice import NoticeError, is_notice, parse_notice, size_label_of
 from .retention import retention_rule
 

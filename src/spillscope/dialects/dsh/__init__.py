@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from ..base import Dialect, Link, LinkStatus, Options, Report, RetentionRule, SpillFile, Transcript
+from ..base import Dialect
+
+if TYPE_CHECKING:  # the records load when an inspection makes them, not to detect a tree
+    from ..records import LinkStatus, Options, Report, RetentionRule
 
 _SESSION_DIR = re.compile(r"session-[0-9a-f]{12}\Z")
 #: dsh link statuses in the seam's words.
@@ -47,9 +50,10 @@ class DshDialect(Dialect):
 
     def inspect(self, tree: str, options: Options) -> Report:
         from ...inspect.findings import Finding
+        from ..records import Link, Report, SpillFile, Transcript
         from ...inspect.verify.inspection import inspect_root
         from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
-        from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+        from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 
         ins = inspect_root(tree, options.logs, retention_seconds=options.retention_seconds, now=options.now,
                            rebase=options.rebase, check_content=options.check_content,
@@ -71,6 +75,8 @@ class DshDialect(Dialect):
         return Report("dsh", ins.root, transcripts, files, links, findings, self.retention(tree), native=ins)
 
     def retention(self, tree: str) -> RetentionRule | None:
+        from ..records import RetentionRule
+
         return RetentionRule(30 * 86400.0, "dsh's start-up sweep default (--retention to change)",
                              "every artifact under the spill root, by mtime")
 

@@ -8,41 +8,12 @@ from typing import Iterator
 
 from ...util.text import loads_exact
 from ...inspect.findings import Finding, finding
-from ..base import Options, Report, RetentionRule
+from ..records import Options, Report, RetentionRule
 from ..engine import UNUSABLE, Layout, Text, jsonl_texts, read_json, json_strings, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
+from .probe import CHATS, TOOL_OUTPUTS, project_dirs
 
-TOOL_OUTPUTS = "tool-outputs"
-CHATS = "chats"
 _WANTED = (b"Output too large", b"tool_output_masked", b"Tool output exceeded size limit")
-
-
-def _is_project(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, TOOL_OUTPUTS)) or _has_chats(path)
-
-
-def _has_chats(path: str) -> bool:
-    try:
-        with os.scandir(os.path.join(path, CHATS)) as it:
-            return any(e.name.startswith("session-") and e.name.endswith((".json", ".jsonl")) for e in it)
-    except OSError:
-        return False
-
-
-def project_dirs(tree: str) -> list[str]:
-    """A project temp dir, the ``tmp`` dir of them, or ``~/.gemini`` (its ``tmp``)."""
-    if _is_project(tree):
-        return [tree]
-    base = os.path.join(tree, "tmp") if os.path.isdir(os.path.join(tree, "tmp")) else tree
-    try:
-        with os.scandir(base) as it:
-            return sorted(e.path for e in it if e.is_dir(follow_symlinks=False) and _is_project(e.path))
-    except OSError:
-        return []
-
-
-def detect(tree: str) -> float:
-    return 0.9 if project_dirs(tree) else 0.0
 
 
 def texts(tree: str) -> Iterator[tuple[str, str]]:

@@ -23,27 +23,13 @@ from typing import Iterator
 
 from ...inspect.findings import Finding, finding
 from ...util.text import loads_exact
-from ..base import Options, Report, RetentionRule, Transcript
+from ..records import Options, Report, RetentionRule, Transcript
 from ..engine import UNUSABLE, Layout, Notice, read_json, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
+from .probe import DB, TOOL_OUTPUT, data_dir
 
-TOOL_OUTPUT = "tool-output"
-DB = "opencode.db"
 RULE = RetentionRule(7 * 86400.0, "OpenCode's fixed 7 days (truncate.ts RETENTION, hourly)",
                      "tool-output/tool_* by mtime, every session's, live ones not spared")
-
-
-def data_dir(tree: str) -> str | None:
-    path = os.path.abspath(tree)
-    for candidate in (path, os.path.dirname(path)):
-        if (os.path.isdir(os.path.join(candidate, TOOL_OUTPUT)) or os.path.isfile(os.path.join(candidate, DB))
-                or os.path.isdir(os.path.join(candidate, "storage", "part"))):
-            return candidate
-    return None
-
-
-def detect(tree: str) -> float:
-    return 0.9 if data_dir(tree) is not None else 0.0
 
 
 def retention_rule(tree: str) -> RetentionRule:

@@ -23,41 +23,15 @@ import re
 from typing import Iterator
 
 from ...inspect.findings import Finding, finding
-from ..base import Options, Report, RetentionRule
+from ..records import Options, Report, RetentionRule
 from ..engine import Layout, jsonl_texts, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
+from .probe import runtime_base
 
 RULE = RetentionRule(24 * 3600.0, "qwen-code's fixed 24 h (toolResultCleanup.ts, every project, at session start)",
                      "tmp/*/tool-results/* and tmp/*/*.output, by mtime (>= 24 h), live sessions not spared")
 _WANTED = (b"<persisted-output>", b"Tool output was too large")
 _LEGACY = re.compile(r".+_[0-9a-f]{12}\.output\Z")
-
-
-def runtime_base(tree: str) -> str | None:
-    """The ``~/.qwen``-like dir ``tree`` is, or is inside (``tmp`` or ``tmp/<hash>``)."""
-    path = os.path.abspath(tree)
-    for candidate in (path, os.path.dirname(path), os.path.dirname(os.path.dirname(path))):
-        tmp = os.path.join(candidate, "tmp")
-        if _has_tool_results(tmp) or _has_chats(os.path.join(candidate, "projects")):
-            return candidate
-    return None
-
-
-def _has_tool_results(tmp: str) -> bool:
-    return _a_child_holds(tmp, "tool-results")
-
-
-def _has_chats(projects: str) -> bool:
-    return _a_child_holds(projects, "chats")
-
-
-def _a_child_holds(parent: str, name: str) -> bool:
-    """Some dir directly under ``parent`` (never through a symlink) holds a dir ``name``."""
-    try:
-        with os.scandir(parent) as it:
-            return any(os.path.isdir(os.path.join(e.path, name)) for e in it if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return False
 
 
 def _subdirs(path: str) -> list[str]:
@@ -66,10 +40,6 @@ def _subdirs(path: str) -> list[str]:
             return sorted(e.path for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
-
-
-def detect(tree: str) -> float:
-    return 0.9 if runtime_base(tree) is not None else 0.0
 
 
 def retention_rule(tree: str) -> RetentionRule:

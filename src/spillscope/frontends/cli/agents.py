@@ -1,9 +1,8 @@
-"""Where a path becomes an agent's dialect, and ``ls``/``verify``/``grep`` on a tree dsh did not write.
+"""``ls``/``verify``/``grep``/``prune``/``watch``/``tui`` on a tree dsh did not write.
 
-:func:`choose` runs once after parsing: ``--agent NAME`` forces a dialect, ``--logs`` or an
-``s3://`` root means dsh, otherwise the tree's layout decides (spillscope.dialects.detect).
-dsh keeps its own commands (inspect_cmds.py, grep.py) unchanged; any other agent gets the
-commands below, which print the same JSON shape (``verify --json``: ``summary``,
+:func:`~.choose.choose` (choose.py) picks the dialect once after parsing; dsh keeps its own
+commands (inspect_cmds.py, grep.py) unchanged, and any other agent gets the commands below,
+which print the same JSON shape (``verify --json``: ``summary``,
 ``findings[].code/path/line``, ``failOn``, ``notices.found/checked``, ``ok``).
 """
 
@@ -13,69 +12,21 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..format import count, human_age, human_size
-from ...dialects import DialectError, detect, get
-from ...dialects.base import Options, Report
-from ...storage import UnsupportedRoot, open_storage
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...inspect.scan.listing import listing_totals, select
 from ...util.text import visible
 from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
-#: The commands that take a tree (the rest take a file, or write one).
-_TREE_COMMANDS = ("ls", "verify", "grep", "prune", "watch", "tui", "serve")
-
-
-def choose(args: argparse.Namespace) -> None:
-    """Pick the dialect for ``args.root`` and, for an agent other than dsh, its command."""
-    if args.command not in _TREE_COMMANDS:
-        return
-    name = getattr(args, "agent", None)
-    root = args.root
-    try:
-        store = open_storage(root)
-    except UnsupportedRoot:
-        return  # the command's own open_root refuses it, by name
-    try:
-        if name is not None:
-            dialect = get(name)
-        elif getattr(args, "logs", None) is not None or store.tree is None or not _listable(root):
-            # dsh's own commands (an object store is dsh's), and their own errors for a
-            # missing or unreadable root
-            return
-        else:
-            dialect = detect(root)
-    except DialectError as exc:
-        if args.command in ("prune", "watch") and name is None:
-            return  # dsh's prune: it deletes only in trusted session-<12 hex> dirs, refusing the rest
-        raise UsageError(str(exc)) from None
-    args.dialect = dialect
-    if dialect.name == "dsh":
-        return
-    for option in ("logs", "rebase"):
-        if getattr(args, option, None) is not None:
-            # Said, not ignored: another agent's transcripts are in its own tree.
-            raise UsageError(f"--{option} is for dsh roots; {dialect.title} keeps its transcripts in {root}")
-    if not os.path.isdir(root):
-        raise UsageError(f"{root}: not a directory")
-    if args.command == "serve":
-        raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
-                         f"`spillscope ls|verify|grep {root}` for {dialect.title}")
-    args.func = {"tui": cmd_tui, "watch": cmd_watch, "ls": cmd_ls, "verify": cmd_verify, "grep": cmd_grep, "prune": cmd_prune}[args.command]
-
-
-def _listable(root: str) -> bool:
-    try:
-        with os.scandir(root):
-            return True
-    except OSError:
-        return False
-
+if TYPE_CHECKING:
+    from ...dialects.records import Report
 
 def _inspect(args: argparse.Namespace) -> Report:
+    from ...dialects.records import Options
+
     report: Report = args.dialect.inspect(args.root, Options(now=time.time(),
                                                              retention_seconds=getattr(args, "retention", None)))
     return report
@@ -198,7 +149,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...dialects.search import TextHit, search_tree
-    from ...inspect.scan.listing import ascii_json
+    from ...util.text import ascii_json
     from ...inspect.search.pattern import Pattern, PatternError
     from .adapters import pattern_text
 

@@ -22,6 +22,13 @@ class UsageError(Exception):
     pass
 
 
+class SettingError(ValueError):
+    """An environment setting that cannot be used (the CLI reports it as a usage error).
+
+    Here, beside :class:`UsageError`, so ``main`` catches both without importing the
+    progress bar (progress.py) that reads the settings."""
+
+
 #: ``verify``'s exit status when it checked no notice (no logs, no notice in them, every
 #: locator outside the root...) and no finding reached --fail-on: not a pass (0), and not
 #: findings (1) a script would go looking for.

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 from ..format import count
 from ...storage import read_head
 from ...storage.checked import CheckedStream
-from ...util.text import js_utf8, lone_surrogate_count, shown_count, visible
-from ...inspect.scan.listing import ascii_json
+from ...util.text import ascii_json, js_utf8, lone_surrogate_count, shown_count, visible
 from ...inspect.scan.tree import classify_name
 
 if TYPE_CHECKING:

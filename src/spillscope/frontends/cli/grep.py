@@ -13,9 +13,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection, Iterator, TextIO
 
-from ...util.text import visible
 from ...inspect.findings import Finding
-from ...inspect.scan.listing import ascii_json
+from ...util.text import ascii_json, visible
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, search_root

@@ -6,8 +6,10 @@ output is a readable table. Exit codes: 0 ok, 1 findings at or above ``--fail-on
 3 ``verify`` checked no notice (and nothing reached ``--fail-on``).
 
 This module holds the parser and ``main()`` (the exit codes); the argument types are in
-args.py, ls/verify in inspect_cmds.py, cat/grep/prune/watch in adapters.py and
-tui/demo/serve in tui_cmds.py (all re-exported here).
+args.py, ls/verify in inspect_cmds.py, cat/grep/prune/watch in adapters.py, stats in
+stats.py and tui/demo/serve in tui_cmds.py. Each ``cmd_*`` here imports its command's
+module only when it runs: building the parser imports no command's implementation, so a
+``grep`` starts without the inspector's verify pass, the stats or the TUI's launcher.
 """
 
 from __future__ import annotations
@@ -20,27 +22,87 @@ import sys
 from typing import TextIO
 
 from ... import __version__
-from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, UsageError, add_timeout, finding_code, parse_duration,
-                   parse_fail_on, non_negative_int, port_number, positive_int)
-from .agents import choose as choose_agent
-from .adapters import cmd_cat, cmd_grep, cmd_prune, cmd_watch
-from .inspect_cmds import cmd_ls, cmd_verify
-from .stats import cmd_stats
+from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, SettingError, UsageError, add_timeout, finding_code,
+                   parse_duration, parse_fail_on, non_negative_int, port_number, positive_int)
+from .choose import choose as choose_agent
 from .output import cell
-from .progress import SettingError
 from .suggest import close, did_you_mean
-from .tui_cmds import cmd_demo, cmd_serve, cmd_tui
-from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+# The parser's vocabulary comes from modules that hold only it (or hold little else): the
+# implementations behind these choices and defaults load when their command runs.
+from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...dialects import REGISTERED as AGENTS
 from ...inspect.search.pattern import REGEX_SYNTAX
-from ...inspect.scan.listing import SORTS
-from ...inspect.stats.model import TABLES
+from ...inspect.scan.order import SORTS
+from ...inspect.stats.tables import TABLES
 
 __all__ = [
     "MAX_COUNT", "UsageError", "build_parser", "cmd_cat", "cmd_demo", "cmd_grep", "cmd_ls", "cmd_prune", "cmd_serve",
     "cmd_tui", "cmd_verify", "cmd_watch", "main", "parse_duration", "parse_fail_on", "port_number", "positive_int",
 ]
+
+
+# Each command, imported when it runs (the module docstring says why). A command's own
+# module may import what it likes: only the command that runs pays for it.
+
+def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    from .inspect_cmds import cmd_ls as run
+
+    return run(args, out)
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    from .inspect_cmds import cmd_verify as run
+
+    return run(args, out)
+
+
+def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
+    from .stats import cmd_stats as run
+
+    return run(args, out)
+
+
+def cmd_cat(args: argparse.Namespace, out: TextIO) -> int:
+    from .adapters import cmd_cat as run
+
+    return run(args, out)
+
+
+def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
+    from .adapters import cmd_grep as run
+
+    return run(args, out)
+
+
+def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
+    from .adapters import cmd_prune as run
+
+    return run(args, out)
+
+
+def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
+    from .adapters import cmd_watch as run
+
+    return run(args, out)
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from .tui_cmds import cmd_demo as run
+
+    return run(args, out)
+
+
+def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    from .tui_cmds import cmd_tui as run
+
+    return run(args, out)
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from .tui_cmds import cmd_serve as run
+
+    return run(args, out)
 
 
 class _Version(argparse.Action):

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
-import orjson
+from ...util.lazy import deferred_module
+from ...util.text import ascii_json, visible
 
-from ...inspect.scan.listing import ascii_json
-from ...util.text import visible
+if TYPE_CHECKING:
+    import orjson
+else:
+    orjson = deferred_module("orjson", globals())  # as util.text has it: a command that writes no JSON does not load it
 
 #: Items of a :class:`Chunked` array encoded per ``orjson.dumps`` call.
 CHUNK = 4096

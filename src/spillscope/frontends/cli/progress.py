@@ -10,10 +10,7 @@ import time
 from typing import Callable, TextIO
 
 from ..format import human_size
-
-
-class SettingError(ValueError):
-    """An environment setting that cannot be used (the CLI reports it as a usage error)."""
+from .args import SettingError
 
 
 def _seconds_setting(name: str, default: float) -> float:

@@ -28,7 +28,8 @@ from ...storage.local import directory_problem, file_type, missing_directory, op
 from ..format import count, human_age, human_size
 from ...util.text import visible
 from ...inspect.findings import Finding
-from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES, find_logs_checked
+from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
+from ...formats.sessionlog import find_logs_checked
 from ...spill.naming import decode_segment, session_dir_name
 from ...spill.expiry_rule import cutoff_ms
 from ...spill.sweep import sweep_spill_roots

@@ -15,7 +15,8 @@ from typing import Sequence, TextIO
 
 import humanize
 
-from ...inspect.stats.model import TABLES, Stats, Table
+from ...inspect.stats.model import Stats, Table
+from ...inspect.stats.tables import TABLES
 from ...inspect.verify.coverage import not_checked_line
 from ..format import UNKNOWN_BYTES, count, human_age, omitted_text
 from .args import UsageError, check_logs, open_root

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import TextIO
 
-from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from .args import UsageError, check_logs, open_root
 from .inspect_cmds import cmd_ls

@@ -12,7 +12,8 @@ import time
 from typing import Any
 
 from ...dialects import detect, get
-from ...dialects.base import Dialect, Link, Options, Report, SpillFile
+from ...dialects.base import Dialect
+from ...dialects.records import Link, Options, Report, SpillFile
 from ...dialects.checks import read_spill
 from ..format import count, human_size
 from .findings import Findings

@@ -15,7 +15,8 @@ from typing import Any, Sequence
 
 import humanize
 
-from ...inspect.stats.model import TABLES, Stats
+from ...inspect.stats.model import Stats
+from ...inspect.stats.tables import TABLES
 from ...inspect.verify.coverage import not_checked_line
 from ..format import UNKNOWN_BYTES, omitted_text
 from .render import _wrap, esc

@@ -17,7 +17,8 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
-from ...dialects.base import Dialect, Link, Options, Report, SpillFile
+from ...dialects.base import Dialect
+from ...dialects.records import Link, Options, Report, SpillFile
 from ...dialects.checks import read_spill
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ..format import count, human_size

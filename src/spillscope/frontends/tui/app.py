@@ -33,7 +33,7 @@ from ...inspect.watch.patch import apply_events, changed_sessions
 from ...inspect.verify.inspection import Inspection, inspect_root
 from ...inspect.watch.events import ChangeEvent
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
-from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from .footer import FittingFooter
 from .help import HelpScreen
 from .live import LiveWatch

@@ -12,7 +12,6 @@ the same JSON values (tested equal).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from typing import Any, Iterable, Protocol
@@ -20,10 +19,12 @@ from typing import Any, Iterable, Protocol
 import orjson
 
 from ...spill.naming import session_dir_name
+from ...util.text import ascii_json
 from ...storage import Storage, open_storage
 from ..findings import Finding, by_location
 from .tree import (Artifact, ProgressFn, RootScan, SessionDir, SessionSpec, classify_suffix, open_session_dir, root_plan,
                    scan_entry, scan_objects)
+from .order import order
 
 #: Below this many session dirs the listing runs in-process (forking costs more).
 PARALLEL_MIN_DIRS = 64
@@ -92,17 +93,6 @@ def listing_totals(sessions: list[dict[str, Any]]) -> dict[str, int]:
     """The ``totals`` member of a listing, from its session records."""
     return {"sessions": len(sessions), "artifacts": sum(s["artifactCount"] for s in sessions),
             "bytes": sum(s["bytes"] for s in sessions)}
-
-
-def ascii_json(value: Any) -> str:
-    """ASCII-only JSON: orjson when its output is already ASCII, else the escaping stdlib."""
-    try:
-        raw = orjson.dumps(value)
-        if raw.isascii():
-            return raw.decode("ascii")
-    except TypeError:  # a lone surrogate: orjson refuses it, the stdlib escapes it
-        pass
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
 _HEX = "0123456789abcdef"
@@ -290,9 +280,6 @@ def listing_json(root: Storage | str, now: float, *, workers: int | None = None,
     return "".join(out)
 
 
-SORTS = ("name", "size", "age")
-
-
 def select(data: dict[str, Any], *, session: str | None = None, kind: str | None = None,
            older_than: float | None = None, finding: str | None = None, sort: str = "name") -> dict[str, Any]:
     """A listing narrowed to what an operator asked for, in the order asked for.
@@ -316,14 +303,7 @@ def select(data: dict[str, Any], *, session: str | None = None, kind: str | None
         if by_artifact and not arts and not (finding is not None and finding in s["findings"]):
             continue
         sessions.append({**s, "artifacts": arts, "artifactCount": len(arts), "bytes": sum(a["size"] for a in arts)})
-    if sort == "size":
-        for s in sessions:
-            s["artifacts"].sort(key=lambda a: (-a["size"], a["name"]))
-        sessions.sort(key=lambda s: (-s["bytes"], s["dir"]))
-    elif sort == "age":
-        for s in sessions:
-            s["artifacts"].sort(key=lambda a: (-a["ageSeconds"], a["name"]))
-        sessions.sort(key=lambda s: (-max((a["ageSeconds"] for a in s["artifacts"]), default=-1.0), s["dir"]))
+    order(sessions, sort)
     kept = {s["path"] for s in sessions} | {a["path"] for s in sessions for a in s["artifacts"]}
     # Narrowed by place (a session, a kind, an age), findings elsewhere go; by code alone,
     # every finding of that code stays (a log line's too: it is what was asked for).

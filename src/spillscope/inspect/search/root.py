@@ -13,16 +13,21 @@ from __future__ import annotations
 import os
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator
 
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
 from .prefilter import may_match, may_match_many
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
-from .seen import SeenRanges, is_seen, reference_seen_for, tool_seen_for
-from .tool import search_tool_output
-from .transcript import search_transcript
 from ..findings import Finding, finding
+from ..scan.tree import RootScan, scan_root
+from ...util.gcpause import acyclic
+
+if TYPE_CHECKING:
+    # The searchers and the seen ranges (the notice checker under them) load when there is
+    # an artifact to search; the verify pass when there are logs to link: a search of a
+    # root with nothing to read imports neither (``spillscope grep`` starts fast).
+    from .seen import SeenRanges
 
 __all__ = ["SearchHit", "search_root"]
 
@@ -67,32 +72,44 @@ def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Tar
 
 
 def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
-    """:func:`_targets` through the inspection: each artifact with the notice linking it."""
-    from ...formats.transcript.reader import departs_from_title
-    from ..verify.inspection import inspect_root
+    """:func:`_targets` through the inspection (each artifact with the notice linking it), or
+    an object store's scan where there are no logs."""
+    scan: RootScan
+    refs: dict[str, Any] = {}
+    tools: dict[str, Any] = {}
+    session_ids: dict[str, str] = {}
+    if logs is None:
+        # Without logs no notice links an artifact: the inspection (with check_content off)
+        # would be the scan and its findings, nothing more, so the scan is all that runs.
+        with acyclic():  # as inspect_root scans: acyclic records, freed by reference counting
+            scan = scan_root(root)
+        all_findings = scan.findings
+    else:
+        from ..verify.inspection import inspect_root
 
-    ins = inspect_root(root, logs, rebase=rebase, check_content=False)
+        ins = inspect_root(root, logs, rebase=rebase, check_content=False)
+        scan, all_findings, session_ids = ins.scan, ins.findings, ins.session_ids
+        for link in ins.references:
+            if link.artifact is not None and link.artifact.path not in refs:
+                refs[link.artifact.path] = link
+        for tlink in ins.tool_spills:
+            if tlink.artifact is not None and tlink.artifact.path not in tools:
+                tools[tlink.artifact.path] = tlink
     # Only what makes an artifact (or a log's links) unsearchable concerns a search: also a
     # directory, FIFO or device where an artifact belongs (skipped, so said, never in silence).
-    skipped = {a.path for a in ins.scan.artifacts() if not a.is_regular and not a.is_symlink}
-    findings = [f for f in ins.findings if f.code in ("unreadable", "symlink", "malformed-log")
+    skipped = {a.path for a in scan.artifacts() if not a.is_regular and not a.is_symlink}
+    findings = [f for f in all_findings if f.code in ("unreadable", "symlink", "malformed-log")
                 or (f.code == "unexpected-entry" and f.path in skipped)]
-    refs: dict[str, Any] = {}
-    for link in ins.references:
-        if link.artifact is not None and link.artifact.path not in refs:
-            refs[link.artifact.path] = link
-    tools: dict[str, Any] = {}
-    for tlink in ins.tool_spills:
-        if tlink.artifact is not None and tlink.artifact.path not in tools:
-            tools[tlink.artifact.path] = tlink
     out: list[_Target] = []
-    for art in sorted(ins.scan.artifacts(), key=lambda a: (a.session_dir, a.name)):
+    for art in sorted(scan.artifacts(), key=lambda a: (a.session_dir, a.name)):
         if not art.is_regular:
             continue
         kind: str = art.kind
         if kind == TRANSCRIPT and art.path in tools:
             kind = TOOL_OUTPUT
         elif kind == TRANSCRIPT:
+            from ...formats.transcript.reader import departs_from_title
+
             try:
                 if departs_from_title(art.path):
                     kind = TOOL_OUTPUT
@@ -100,10 +117,14 @@ def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[li
                 pass
         seen_for: Callable[[], SeenRanges] | None = None
         if kind == TRANSCRIPT and art.path in refs:
+            from .seen import reference_seen_for
+
             seen_for = reference_seen_for(art.path, refs[art.path])
         elif kind != TRANSCRIPT and art.path in tools:
+            from .seen import tool_seen_for
+
             seen_for = tool_seen_for(art.path, tools[art.path])
-        out.append(_Target(art.path, kind, ins.session_ids.get(art.session_dir), art.session_dir, seen_for))
+        out.append(_Target(art.path, kind, session_ids.get(art.session_dir), art.session_dir, seen_for))
     return out, findings
 
 
@@ -161,6 +182,8 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         wanted = {KIND_NAMES.get(k, k) for k in kinds}
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
+    if not targets:
+        return
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
     local = store.tree is not None
     checked = _prefiltered(targets, pattern, local)
@@ -177,6 +200,9 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
             store: Storage) -> Iterator[SearchHit | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order."""
+    from .seen import is_seen
+    from .transcript import search_transcript
+
     seen: SeenRanges | None = None
     events: Iterable[Any]
     if t.kind == TRANSCRIPT:
@@ -320,6 +346,8 @@ def _prefiltered(targets: list[_Target], pattern: Pattern, local: bool) -> Itera
 
 def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool],
                  store: Storage) -> Iterator[ArtifactEvent]:
+    from .tool import search_tool_output
+
     try:
         for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True, store=store):
             yield _Located(None, None, h)

@@ -9,12 +9,14 @@ from ...util.lazy import lazy_exports
 if TYPE_CHECKING:
     from .builder import StatsBuilder
     from .dsh import dsh_stats
-    from .model import TABLES, Stats, SweepOutlook, Table, Totals
+    from .model import Stats, SweepOutlook, Table, Totals
+    from .tables import TABLES
 
 _EXPORTS = {
     "builder": ("StatsBuilder",),
     "dsh": ("dsh_stats",),
-    "model": ("TABLES", "Stats", "SweepOutlook", "Table", "Totals"),
+    "model": ("Stats", "SweepOutlook", "Table", "Totals"),
+    "tables": ("TABLES",),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = ["StatsBuilder", "Stats", "SweepOutlook", "TABLES", "Table", "Totals", "dsh_stats"]

@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from .tables import TABLES
+
 #: The counters of a :class:`Totals`, in column order (their JSON names).
 TOTAL_COLUMNS = ("files", "bytes", "notices", "omittedBytes", "omittedMessages", "omittedUnknown", "findings")
 
@@ -172,9 +174,6 @@ def _session(row: tuple[Any, ...]) -> SessionTotals:
     return SessionTotals(row[0], row[1], row[2], row[3], Totals(*row[4:11]), row[11], row[12], row[13])
 
 
-#: Every table a :class:`Stats` gives, in the order the human view shows them.
-TABLES = ("totals", "agents", "projects", "kinds", "tools", "days", "ages", "findings", "sessions",
-          "top-sessions", "top-files", "sweep")
 
 
 @dataclass(frozen=True)

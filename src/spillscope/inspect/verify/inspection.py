@@ -35,7 +35,7 @@ from ...util.gcpause import acyclic as _acyclic
 from ...util.scratch import Scratch
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
 from ...formats.transcript.reader import departs_from_title
-from ...formats.sessionlog import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LOG_LINE_BYTES
+from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from ...spill.naming import session_dir_name
 from ..link.blind import _Blind
 from .expiry import forecast_past_retention, named_artifacts

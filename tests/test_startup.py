@@ -1,0 +1,141 @@
+"""``spillscope grep`` starts light: what a run imports, not how long it takes (issue 26).
+
+The time is measured in bench/startup.py and recorded in docs/benchmarks.md; a timed test
+would only be flaky. What decides the time is the import graph, and that can be asserted:
+each run below happens in a fresh interpreter (``python -m spillscope``, as a user runs it),
+which reports the modules it ended with. A module listed here as never loaded is one a
+grep of a root with nothing to search has no use for: the TUI and its libraries, the S3
+client, the verify pass, the stats, the session-log reader, the other commands, and the
+implementation of any agent whose tree this is not (detection reads names only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLAUDE = Path(__file__).parent / "fixtures" / "claude" / "projects"
+
+#: Runs the CLI as ``python -m spillscope`` does, then reports the exit status and modules
+#: (atexit: after main() returned and its SystemExit is on its way).
+_RUN = """
+import atexit, json, runpy, sys
+atexit.register(lambda: sys.__stderr__.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n"))
+sys.argv = ["spillscope", *sys.argv[1:]]
+runpy.run_module("spillscope", run_name="__main__", alter_sys=True)
+"""
+
+#: Never loaded by a grep of a root with nothing to search (a prefix covers its submodules).
+NEVER = (
+    # Front ends and heavy libraries: the TUI, the notebook, the browser server, S3.
+    "textual", "rich", "textual_plotext", "textual_serve", "watchfiles", "boto3", "botocore", "fsspec", "humanize",
+    "zstandard", "sqlite3", "asyncio", "logging", "hashlib",
+    # JSON is encoded or decoded by orjson (bound lazily, util/lazy.py) only when there is some.
+    "orjson",
+    "spillscope.frontends.tui", "spillscope.frontends.notebook", "spillscope.frontends.serve", "spillscope.frontends.demo",
+    # The other commands' bodies (agents.py: the commands on another agent's tree), and the
+    # listing ls builds (grep lists nothing).
+    "spillscope.frontends.cli.agents", "spillscope.inspect.scan.listing", "spillscope.frontends.cli.inspect_cmds", "spillscope.frontends.cli.stats", "spillscope.frontends.cli.tui_cmds",
+    "spillscope.frontends.cli.cat", "spillscope.frontends.cli.prune", "spillscope.frontends.cli.watch",
+    "spillscope.frontends.cli.progress",
+    # The inspector beyond the scan and the search: verify, links, logs, stats, watch.
+    "spillscope.inspect.verify", "spillscope.inspect.link", "spillscope.inspect.logs", "spillscope.inspect.watch",
+    "spillscope.inspect.stats.model", "spillscope.inspect.stats.builder", "spillscope.inspect.stats.dsh",
+    # What a search loads only with something to search: the searchers and the seen ranges
+    # (the notice checker, the transcript codec and the session-log reader under them).
+    "spillscope.inspect.search.seen", "spillscope.inspect.search.transcript", "spillscope.inspect.search.tool",
+    "spillscope.reference", "spillscope.formats.sessionlog", "spillscope.formats.transcript.parser",
+    "spillscope.formats.transcript.reader", "spillscope.spill.policy", "spillscope.spill.trust",
+    # Every agent's implementation: on a dsh root detection reads names (probe.py) only, and
+    # needs none of the records an inspection returns.
+    "spillscope.dialects.records", "spillscope.dialects.engine", "spillscope.dialects.checks", "spillscope.dialects.search",
+    *(f"spillscope.dialects.{agent}.{part}" for agent in ("claude", "gemini", "qwen", "opencode")
+      for part in ("layout", "notice", "verify", "retention")),
+)
+
+
+def run(*argv: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    env = {k: v for k, v in os.environ.items() if k != "SPILLSCOPE_S3_TIMEOUT"}
+    proc = subprocess.run([sys.executable, "-c", _RUN, *argv], capture_output=True, text=True, timeout=120, env=env)
+    head, sep, listed = proc.stderr.rpartition("\nMODULES ")
+    assert sep, proc.stderr
+    proc.stderr = head
+    return proc, set(json.loads(listed))
+
+
+def loaded(modules: set[str], names: tuple[str, ...] | list[str]) -> list[str]:
+    """The names of ``names`` loaded, or with a submodule loaded."""
+    return sorted(n for n in names if n in modules or any(m.startswith(n + ".") for m in modules))
+
+
+@pytest.mark.parametrize("options", [[], ["-E"], ["-i", "--json"]], ids=["fixed", "regex", "ignore-case-json"])
+def test_grep_on_an_empty_root_imports_only_what_it_uses(tmp_path: Path, options: list[str]) -> None:
+    proc, modules = run("grep", *options, "x", str(tmp_path))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")  # no hit: exit 1, nothing said
+    # It did run the grep (a run that stopped early would import little and pass).
+    assert {"spillscope.frontends.cli.grep", "spillscope.inspect.search.root", "spillscope.inspect.scan.tree",
+            "spillscope.dialects.dsh"} <= modules
+    assert loaded(modules, NEVER) == []
+
+
+def test_grep_on_a_dsh_root_with_a_session_imports_no_other_agent(tmp_path: Path) -> None:
+    session = tmp_path / "session-0123456789ab"
+    session.mkdir()
+    (session / "0123456789ab-tool.txt").write_text("no match here\n")
+    proc, modules = run("grep", "absent", str(tmp_path))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
+    (session / "0123456789ab-tool.txt").write_text("the needle is here\n")
+    proc, modules = run("grep", "needle", str(tmp_path))
+    assert proc.returncode == 0 and "[[needle]]" in proc.stdout, proc
+    assert "spillscope.inspect.search.tool" in modules  # there was something to search this time
+    agents = [n for n in NEVER if n.startswith("spillscope.dialects.")] + ["spillscope.inspect.verify"]
+    assert loaded(modules, agents) == []
+
+
+def test_detection_imports_only_the_detected_agents_implementation(tmp_path: Path) -> None:
+    tree = tmp_path / "projects"
+    shutil.copytree(CLAUDE, tree)
+    proc, modules = run("grep", "-m", "1", "the", str(tree))
+    assert proc.returncode == 0 and proc.stdout, proc.stderr
+    assert "spillscope.dialects.claude.layout" in modules
+    others = [f"spillscope.dialects.{agent}.{part}" for agent in ("gemini", "qwen", "opencode") for part in ("layout", "notice")]
+    assert loaded(modules, others) == []
+
+
+def test_the_parser_is_built_without_any_command(tmp_path: Path) -> None:
+    """``--help`` of a command builds the whole parser and runs no command: it imports none."""
+    proc, modules = run("stats", "--help")
+    assert proc.returncode == 0 and "--table" in proc.stdout, proc.stderr
+    commands = ["spillscope.frontends.cli." + m for m in ("adapters", "agents", "grep", "inspect_cmds", "stats", "tui_cmds",
+                                                          "cat", "prune", "watch", "progress")]
+    assert loaded(modules, commands) == []
+    assert loaded(modules, NEVER) == []
+
+
+def test_a_deferred_module_is_the_module_from_its_first_use() -> None:
+    """util.lazy.deferred_module (how util.text and the CLI's output bind orjson): the first
+    attribute read imports the module and rebinds the name, also from threads at once."""
+    import json
+    import threading
+
+    from spillscope.util.lazy import deferred_module
+
+    namespace: dict[str, object] = {}
+    namespace["json"] = stand_in = deferred_module("json", namespace)
+    assert namespace["json"] is stand_in and not isinstance(stand_in, type(json))
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(getattr(namespace["json"], "dumps"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [json.dumps] * 8
+    assert namespace["json"] is json
+    with pytest.raises(ModuleNotFoundError):
+        deferred_module("spillscope_no_such_module", {}).anything  # noqa: B018
