@@ -131,7 +131,6 @@ def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[li
 def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
     """:func:`_targets` of a local root with no session logs: nothing links an artifact (no
     ``seen``, no session id), so the directory entries say all (:mod:`..scan.searchable`)."""
-    from ...formats.transcript.reader import departs_from_title
     from ..scan.searchable import searchable_files
 
     files, findings = searchable_files(root)
@@ -139,6 +138,8 @@ def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
     for f in files:
         kind = f.kind
         if kind == TRANSCRIPT:
+            from ...formats.transcript.reader import departs_from_title  # only where there is one
+
             try:
                 if departs_from_title(f.path):
                     kind = TOOL_OUTPUT
