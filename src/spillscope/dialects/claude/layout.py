@@ -6,6 +6,10 @@ Verified on real sessions (rcgray/claude-code-bug-phantom-reads-17407 @96731ef2,
     <project>/<sessionId>.jsonl                         a session's transcript
     <project>/agent-<id>.jsonl                          a subagent's (CC 2.0.5x)
     <project>/<sessionId>/subagents/agent-<id>.jsonl    a subagent's (CC 2.1.x)
+    <project>/<sessionId>/subagents/workflows/wf_<id>/agent-<id>.jsonl
+                                                        a workflow-spawned agent's (newer builds; the
+                                                        layout of daaain/claude-code-log test data
+                                                        @64966224, test/test_data/workflow_scriptpath/)
     <project>/<sessionId>/tool-results/<toolUseId>.txt  a spilled tool result
 
 A *project dir* holds at least one of these; a *projects dir* (``~/.claude/projects``) holds
@@ -29,6 +33,8 @@ SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 AGENT_LOG = re.compile(r"agent-[0-9A-Za-z_-]+\.jsonl\Z")
 TOOL_RESULTS = "tool-results"
 SUBAGENTS = "subagents"
+#: How deep under ``subagents/`` transcripts are looked for (``workflows/wf_<id>/`` is two).
+_SUBAGENT_DEPTH = 3
 
 
 @dataclass
@@ -100,10 +106,7 @@ def scan_project(path: str) -> Project:
 def _scan_session_dir(project: Project, session: os.DirEntry[str]) -> None:
     for e in _entries(session.path):
         if e.name == SUBAGENTS and e.is_dir(follow_symlinks=False):
-            for s in _entries(e.path):
-                if s.name.endswith(".jsonl") and s.is_file(follow_symlinks=False):
-                    st = s.stat(follow_symlinks=False)
-                    project.transcripts.append(Transcript(s.path, session.name, st.st_size, st.st_mtime, session.name))
+            _scan_subagents(project, e.path, session.name, 0)
         elif e.name == TOOL_RESULTS and e.is_dir(follow_symlinks=False):
             project.session_dirs.add(session.name)
             try:
@@ -116,6 +119,20 @@ def _scan_session_dir(project: Project, session: os.DirEntry[str]) -> None:
                 continue
             for f in entries:
                 _add_spill(project, f, session.name)
+
+
+def _scan_subagents(project: Project, path: str, session: str, depth: int) -> None:
+    """A session's subagent transcripts: ``subagents/*.jsonl``, and the workflow-spawned agents'
+    ``subagents/workflows/wf_<id>/agent-<id>.jsonl`` (newer builds; a workflow's ``journal.jsonl``
+    beside them is not a transcript). A spill file only a workflow agent's records name was an
+    orphan while these were not read."""
+    for s in _entries(path):
+        if s.is_file(follow_symlinks=False):
+            if s.name.endswith(".jsonl") and (depth == 0 or AGENT_LOG.match(s.name)):
+                st = s.stat(follow_symlinks=False)
+                project.transcripts.append(Transcript(s.path, session, st.st_size, st.st_mtime, session))
+        elif depth < _SUBAGENT_DEPTH and s.is_dir(follow_symlinks=False):
+            _scan_subagents(project, s.path, session, depth + 1)
 
 
 def _add_spill(project: Project, entry: os.DirEntry[str], session: str) -> None:

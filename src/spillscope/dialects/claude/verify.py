@@ -40,19 +40,27 @@ from typing import Any, Iterator
 from ...inspect.findings import Finding, finding
 from ..base import Link, LinkStatus, Options, Report, SpillFile, Transcript
 from ..engine import jsonl_records
-from ..checks import Read, is_prefix, js_length, read_spill, same_bytes
+from ...util.text import js_stringify, js_utf8
+from ..checks import Read, first_difference, is_prefix, js_length, read_spill, same_bytes
 from .layout import SESSION_ID, TOOL_RESULTS, Project, project_dirs, scan_project
-from .notice import NoticeError, is_notice, parse_notice, size_label_of
+from .notice import (NoticeError, SavedNotice, format_file_size, is_notice, label_matches, parse_notice,
+                     parse_saved)
 from .retention import retention_rule
 
 #: Only lines holding one of these are parsed: the rest cannot name a spill file.
 _WANTED = (b'"tool_result"', b"tool-results", b'"content-replacement"', b'"microcompact_boundary"')
 _SPLIT = re.compile(r"[\\/]")
 #: How strongly a record names a file: a notice is the best place to show, a mention the weakest.
-_STRENGTH = {"persisted-output": 4, "persisted-output-v1": 4, "content-replacement": 4, "persisted-path": 3,
+_STRENGTH = {"persisted-output": 4, "persisted-output-v1": 4, "content-replacement": 4, "mcp-token-cap": 4,
+             "binary-content": 4, "persisted-path": 3,
              "full-text": 2, "tool-result-id": 1, "microcompact": 1, "mention": 0}
 _COMPACTED = ("a microcompact_boundary record lists this tool result in compactedToolIds (Claude Code saved it "
               "here when it cleared it from the context); the file is gone")
+#: Bash copies its output file here and truncates it past 64 MiB (BashTool.tsx MAX_PERSISTED_SIZE).
+_BASH_MAX = 64 * 1024 * 1024
+#: What JavaScript's ``trim()`` removes (a line of only these is an empty line to ``stripEmptyLines``).
+_JS_SPACE = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000\ufeff"
 #: A tool_use_id as a file name: no separator, no NUL, not a dot name (the id is untrusted text).
 _SAFE_ID = re.compile(r"[^/\\\x00]+\Z")
 
@@ -190,7 +198,8 @@ class _Pass:
                 if calls is not None and block.get("is_error") is not True:
                     for text in calls:
                         self._mention(text, t, line, session)
-                self._result(_text_of(block.get("content")), block.get("tool_use_id"), tur, t, line, session, None)
+                self._result(_text_of(block.get("content")), block.get("tool_use_id"), tur, t, line, session, None,
+                             block.get("content"))
             elif btype == "tool_use" and kind == "assistant" and isinstance(block.get("id"), str):
                 named = [s for s in _strings(block.get("input")) if TOOL_RESULTS in s]
                 if named:
@@ -247,24 +256,30 @@ class _Pass:
         return got.data
 
     def _result(self, text: str | None, tool_use_id: object, tur: object, t: Transcript, line: int,
-                session: str | None, form: str | None) -> None:
+                session: str | None, form: str | None, raw: object = None) -> None:
         tur_d = tur if isinstance(tur, dict) else {}
-        if text is not None and is_notice(text):
-            self._notice(text, tur_d, t, line, session, form or "persisted-output")
-        elif isinstance(tool_use_id, str) and tool_use_id in self.by_id:
+        notice = text is not None and is_notice(text)
+        if notice:
+            self._notice(text or "", tur_d, t, line, session, form or "persisted-output")
+        elif text is not None and (saved := parse_saved(text)) is not None:
+            self._saved(saved, text, t, line, session)
+        if not notice and isinstance(tool_use_id, str) and tool_use_id in self.by_id:
             files = self.by_id[tool_use_id]
             own = [f for f in files if f.session == session] or files
             for f in own:
+                # A result of content blocks is saved as JSON.stringify(blocks, null, 2) in <id>.json
+                # (toolResultStorage.ts persistToolResult), not as the text of its one block.
+                want = js_stringify(raw, indent=2) if isinstance(raw, list) and f.name.endswith(".json") else text
                 # No notice to keep: the model's view of a full-text result is not in the transcript,
                 # and a copy of each result's head would make a link per file weigh kilobytes.
-                ev = self._evidence(f.path, t, line, session, "full-text" if text is not None else "tool-result-id", None,
+                ev = self._evidence(f.path, t, line, session, "full-text" if want is not None else "tool-result-id", None,
                                     "")
-                if text is None or not self.options.check_content:
+                if want is None or not self.options.check_content:
                     continue
                 data = self._load(f, ev, t, line, session)
                 if data is None:
                     continue
-                problem = same_bytes(text, data)
+                problem = same_bytes(want, data)
                 if problem is None:
                     ev.passed.append("bytes")
                 else:
@@ -295,21 +310,36 @@ class _Pass:
         if data is None:
             return
         ev.passed.append("exists")
+        # Bash and PowerShell save the command's output file itself (their toolUseResult names it):
+        # the label counts its bytes, and the preview was cut after its leading blank lines.
+        shell = isinstance(tur.get("persistedOutputPath"), str) and self._resolve(tur["persistedOutputPath"]) == target
         if notice.preview is not None:
-            problem = is_prefix(notice.preview, data)
+            problem = _shell_prefix(notice.preview, data) if shell else is_prefix(notice.preview, data)
             if problem is None:
                 ev.passed.append("prefix")
             else:
                 self._fail(ev, "preview-mismatch", t, line, session, target, problem)
+            if not notice.more and not shell:
+                # No "..." after it: the whole saved text fitted in the preview.
+                problem = same_bytes(notice.preview, data)
+                if problem is None:
+                    ev.passed.append("bytes")
+                else:
+                    self._fail(ev, "content-mismatch", t, line, session, target,
+                               f"the notice shows the whole output (no '...') and {problem}")
         if notice.size_label is not None and notice.unit is not None:
-            units = js_length(data)
-            want = None if units is None else size_label_of(units, notice.unit)
-            if want == notice.size_label:
+            size = tur.get("persistedOutputSize") if shell else None
+            if shell and isinstance(size, int) and not isinstance(size, bool) and size > _BASH_MAX == len(data):
+                units: int | None = size  # cut at 64 MiB after its size was taken
+            else:
+                units = len(data) if shell else js_length(data)
+            if units is not None and label_matches(notice.size_label, notice.unit, units):
                 ev.passed.append("size-label")
             else:
+                what = "bytes" if shell else "UTF-16 units"
                 self._fail(ev, "size-label-mismatch", t, line, session, target,
-                           f"the notice says {notice.size_label}{notice.unit}; the file's text is "
-                           + ("not UTF-8" if units is None else f"{units} UTF-16 units = {want}{notice.unit}"))
+                           f"the notice says {notice.size_label}{notice.unit}; the file's "
+                           + ("text is not UTF-8" if units is None else f"{units} {what} are {format_file_size(units)}"))
         full = tur.get("content")
         if isinstance(full, str) and notice.preview is not None and full.startswith(notice.preview) and full != text:
             # The tool's own full output (Grep keeps it here): the file is it, byte for byte.
@@ -319,6 +349,36 @@ class _Pass:
             else:
                 self._fail(ev, "content-mismatch", t, line, session, target,
                            f"toolUseResult.content holds the full output and {problem}")
+
+    def _saved(self, saved: SavedNotice, text: str, t: Transcript, line: int, session: str | None) -> None:
+        """An MCP token-cap or binary-content sentence naming a file in this project's tool-results
+        (one naming a place outside them is only text: a file quoting the sentence, say)."""
+        target = self._resolve(saved.path)
+        if target is None:
+            return
+        ev = self._evidence(target, t, line, session, saved.form, saved.path, text)
+        f = self.by_path.get(target)
+        if f is None or not self.options.check_content:
+            return
+        data = self._load(f, ev, t, line, session)
+        if data is None:
+            return
+        ev.passed.append("exists")
+        if saved.chars is not None:
+            units = js_length(data)
+            if units == saved.chars:
+                ev.passed.append("size-label")
+            else:
+                self._fail(ev, "size-label-mismatch", t, line, session, target,
+                           f"the notice says {saved.chars:,} characters; the file's text is "
+                           + ("not UTF-8" if units is None else f"{units:,} UTF-16 units"))
+        elif saved.size_label is not None and saved.unit is not None:
+            if label_matches(saved.size_label, saved.unit, len(data)):
+                ev.passed.append("size-label")
+            else:
+                self._fail(ev, "size-label-mismatch", t, line, session, target,
+                           f"the notice says {saved.size_label} {saved.unit}; the file's {len(data)} bytes are "
+                           f"{format_file_size(len(data))}")
 
     def _persisted_path(self, named: str, size: object, t: Transcript, line: int, session: str | None) -> None:
         target = self._resolve(named)
@@ -331,7 +391,7 @@ class _Pass:
             return
         ev.passed.append("exists")
         if isinstance(size, int) and not isinstance(size, bool):
-            if size == f.size:
+            if size == f.size or (size > _BASH_MAX == f.size):  # Bash cuts the copy at 64 MiB
                 ev.passed.append("size")
             else:
                 self._fail(ev, "bytes-mismatch", t, line, session, target,
@@ -357,6 +417,27 @@ class _Pass:
             target = self._resolve(m.group(0))
             if target is not None:
                 self._evidence(target, t, line, session, "mention", m.group(0), "")
+
+
+def _shell_prefix(preview: str, data: bytes) -> str | None:
+    """The preview is the start of the shell's output once its leading blank lines are gone
+    (BashTool: ``stripEmptyLines``, then ``replace(/^(\\s*\\n)+/, '')``)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return is_prefix(preview, data)  # Node decoded it with U+FFFD: compare the bytes as they are
+    start = 0
+    while True:
+        nl = text.find("\n", start)
+        if nl < 0 or text[start:nl].strip(_JS_SPACE):
+            break
+        start = nl + 1
+    if text.startswith(preview, start):
+        return None
+    rest = text[start:].encode("utf-8")
+    want = js_utf8(preview)
+    return (f"the preview ({len(want)} bytes) is not the output's start after its blank lines: they differ at byte "
+            f"{len(data) - len(rest) + first_difference(want, rest)}")
 
 
 def _one_per_file(failures: dict[str, Finding]) -> list[Finding]:
