@@ -432,3 +432,181 @@ def test_a_read_of_another_projects_spill_file_is_not_this_projects_expiry(proje
     report = _inspect(root)
     assert report.findings == []
     assert report.status_of()[str(spill)].status == "verified"
+
+
+# -- what Claude Code's source says and the real corpus did not show ------------------------
+# (a public mirror of its source, BelovedYaoo/claude-code-source @1e87ff61: see notice.py)
+
+SID = "5e1f0c2a-9b7d-4c3e-8a6f-2d9b0e4c7a11"
+
+
+def _session(root: Path, records: list[dict[str, object]], files: dict[str, bytes],
+             transcript: str = f"{SID}.jsonl") -> Path:
+    """A project dir holding one session: its transcript's records and its tool-results files."""
+    project = root / "-home-me-app"
+    (project / SID / "tool-results").mkdir(parents=True, exist_ok=True)
+    log = project / transcript
+    log.parent.mkdir(parents=True, exist_ok=True)
+    from spillscope.util.text import js_stringify
+
+    # As Node writes JSON Lines: UTF-8, a lone surrogate as its \\udXXX escape.
+    log.write_text("".join(js_stringify({"sessionId": SID, **r}) + "\n" for r in records), encoding="utf-8")
+    for name, data in files.items():
+        (project / SID / "tool-results" / name).write_bytes(data)
+    return project
+
+
+def _saved_at(name: str) -> str:
+    return f"/home/me/.claude/projects/-home-me-app/{SID}/tool-results/{name}"
+
+
+def _result(tool_use_id: str, content: object, tur: object = None) -> dict[str, object]:
+    rec: dict[str, object] = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}]}}
+    if tur is not None:
+        rec["toolUseResult"] = tur
+    return rec
+
+
+def _gen2(path: str, label: str, preview: str, more: bool = True) -> str:
+    return (f"<persisted-output>\nOutput too large ({label}). Full output saved to: {path}\n\nPreview (first 2KB):\n"
+            f"{preview}" + ("\n...\n" if more else "\n") + "</persisted-output>")
+
+
+def test_format_file_size_drops_a_trailing_zero_as_claude_code_writes_it() -> None:
+    from spillscope.dialects.claude.notice import format_file_size, label_matches
+
+    # The real notices' own "Preview (first 2KB)" is formatFileSize(2000): 1.95 -> "2.0" -> "2KB".
+    assert [format_file_size(n) for n in (0, 812, 1023, 1024, 2000, 23495, 51200, 51250, 1024 ** 2, 5 * 1024 ** 3)] \
+        == ["0 bytes", "812 bytes", "1023 bytes", "1KB", "2KB", "22.9KB", "50KB", "50KB", "1MB", "5GB"]
+    assert label_matches("50", "KB", 51200) and label_matches("50.0", "KB", 51200)
+    assert not label_matches("50.1", "KB", 51200) and not label_matches("49.9", "KB", 51200)
+    assert label_matches("812", "bytes", 812) and not label_matches("813", "bytes", 812)
+
+
+@pytest.mark.parametrize("chars", [51200, 1024 * 3, 1024 ** 2])
+def test_a_label_ending_in_dot_zero_is_not_a_mismatch(tmp_path: Path, chars: int) -> None:
+    body = ("line of output\n" * (chars // 15 + 1))[:chars]
+    name = "toolu_01DotZero.txt"
+    from spillscope.dialects.claude.notice import format_file_size
+
+    label = format_file_size(chars)
+    assert "." not in label  # the case this is about
+    project = _session(tmp_path, [_result("toolu_01DotZero", _gen2(_saved_at(name), label, body[:1990]))],
+                       {name: body.encode()})
+    report = _inspect(project)
+    assert report.findings == []
+    assert report.status_of()[str(project / SID / "tool-results" / name)].checks == ("exists", "prefix", "size-label")
+
+
+def test_a_notice_without_dots_holds_the_whole_text(tmp_path: Path) -> None:
+    body = "short enough: é \U0001F600\n" * 40  # under 2000 UTF-16 units: hasMore is false
+    name = "toolu_01Whole.txt"
+    from spillscope.dialects.claude.notice import format_file_size
+
+    text = _gen2(_saved_at(name), format_file_size(js_length(body.encode()) or 0), body, more=False)
+    project = _session(tmp_path, [_result("toolu_01Whole", text)], {name: body.encode()})
+    spill = project / SID / "tool-results" / name
+    report = _inspect(project)
+    assert report.findings == []
+    assert report.status_of()[str(spill)].checks == ("exists", "prefix", "bytes", "size-label")
+    spill.write_bytes(body.encode() + b"\n")  # one byte more than the notice shows: the whole text differs
+    report = _inspect(project)
+    assert [f.code for f in report.findings] == ["content-mismatch"]
+
+
+def test_a_shell_notice_counts_bytes_and_previews_after_blank_lines(tmp_path: Path) -> None:
+    """Bash saves its output file as it is: leading blank lines the preview left out, a label in
+    bytes (here 3 bytes a character: in UTF-16 units it would say a third of it)."""
+    output = "\n  \n\t\n" + "│ résumé ✓ 测试\n" * 3000
+    data = output.encode()
+    name = "b4qruup3k.txt"
+    from spillscope.dialects.claude.notice import format_file_size
+
+    shown = output.lstrip("\n \t")[:1999]
+    shown = shown[:shown.rfind("\n")]
+    text = _gen2(_saved_at(name), format_file_size(len(data)), shown)
+    tur = {"stdout": shown, "persistedOutputPath": _saved_at(name), "persistedOutputSize": len(data)}
+    project = _session(tmp_path, [_result("toolu_01Bash", text, tur)], {name: data})
+    spill = project / SID / "tool-results" / name
+    report = _inspect(project)
+    assert report.findings == []
+    assert set(report.status_of()[str(spill)].checks) == {"exists", "prefix", "size-label", "size"}
+    changed = bytearray(data)
+    changed[10] = ord("#")  # inside the preview, after the blank lines
+    spill.write_bytes(bytes(changed))
+    report = _inspect(project)
+    assert [f.code for f in report.findings] == ["preview-mismatch"]
+    assert f"byte 10" in report.findings[0].detail
+
+
+def test_an_mcp_token_cap_sentence_links_its_file(tmp_path: Path) -> None:
+    """``Error: result (N characters) exceeds maximum allowed tokens. Output has been saved to
+    PATH.`` (mcpOutputStorage.ts; the "across M lines" form as real sessions quote it): the file
+    is linked, N is its JavaScript length; it was an orphan before."""
+    body = '{"issues": [' + ", ".join(f'{{"id": {i}, "title": "naïve \U0001F600"}}' for i in range(3000)) + "]}"
+    name = "mcp-linear-list_issues-1780649671544.txt"
+    n = js_length(body.encode()) or 0
+    texts = [f"Error: result ({n:,} characters) exceeds maximum allowed tokens. Output has been saved to "
+             f"{_saved_at(name)}.\nFormat: Plain text\nUse offset and limit parameters to read specific portions",
+             [{"type": "text", "text": f"Error: result ({n:,} characters across 1 line) exceeds maximum allowed tokens. "
+                                       f"Output has been saved to {_saved_at(name)}.\nFormat: JSON\n"}]]
+    for content in texts:
+        project = _session(tmp_path / str(len(str(content))), [_result("toolu_01Mcp", content)], {name: body.encode()})
+        spill = project / SID / "tool-results" / name
+        report = _inspect(project)
+        assert report.findings == []
+        link = report.status_of()[str(spill)]
+        assert link.form == "mcp-token-cap" and link.checks == ("exists", "size-label")
+        spill.write_bytes(body.encode()[:-1])
+        assert [f.code for f in _inspect(project).findings] == ["size-label-mismatch"]
+        spill.unlink()
+        assert [(f.code, f.locator) for f in _inspect(project).findings] == [("expired-locator", _saved_at(name))]
+
+
+def test_a_binary_content_sentence_links_its_file(tmp_path: Path) -> None:
+    pdf = b"%PDF-1.7\n" + bytes(range(256)) * 20
+    name = "webfetch-1780649671544-k3j9x2.pdf"
+    from spillscope.dialects.claude.notice import format_file_size
+
+    text = f"Page text\n\n[Binary content (application/pdf, {format_file_size(len(pdf))}) also saved to {_saved_at(name)}]"
+    project = _session(tmp_path, [_result("toolu_01Fetch", text)], {name: pdf})
+    report = _inspect(project)
+    assert report.findings == []
+    assert report.status_of()[str(project / SID / "tool-results" / name)].form == "binary-content"
+
+
+@pytest.mark.parametrize("blocks", [
+    [{"type": "text", "text": "one block: quotes \" \\ tabs\t control \x01 é \U0001F600 \u2028 end\n" * 900}],
+    [{"type": "text", "text": "first\n" * 2000}, {"type": "text", "text": "second \ud83d lone half\n" * 100}],
+])
+def test_a_result_of_content_blocks_is_saved_as_json(tmp_path: Path, blocks: list[dict[str, str]]) -> None:
+    """persistToolResult writes ``JSON.stringify(blocks, null, 2)`` to ``<id>.json`` for a result of
+    content blocks (an MCP tool's): comparing the file to the text of its one block was a false
+    content-mismatch, and a result of several blocks was never checked."""
+    from spillscope.util.text import js_stringify, js_utf8
+
+    name = "toolu_01Blocks.json"
+    saved = js_utf8(js_stringify(blocks, indent=2))
+    assert saved.startswith(b'[\n  {\n    "type": "text",\n    "text": "')
+    project = _session(tmp_path, [_result("toolu_01Blocks", blocks)], {name: saved})
+    spill = project / SID / "tool-results" / name
+    report = _inspect(project)
+    assert report.findings == []
+    assert report.status_of()[str(spill)].checks == ("bytes",)
+    spill.write_bytes(saved[:-1] + b" ")
+    assert [f.code for f in _inspect(project).findings] == ["content-mismatch"]
+
+
+def test_a_workflow_agents_transcript_is_read(tmp_path: Path) -> None:
+    """``<session>/subagents/workflows/wf_<id>/agent-<id>.jsonl``: a file only a workflow agent's
+    result names was an orphan; the workflow's ``journal.jsonl`` is not a transcript."""
+    name = "toolu_01Workflow.txt"
+    body = "workflow agent output\n" * 3000
+    project = _session(tmp_path, [_result("toolu_01Workflow", body)], {name: body.encode()},
+                       transcript=f"{SID}/subagents/workflows/wf_sp01/agent-agsp0001.jsonl")
+    (project / SID / "subagents" / "workflows" / "wf_sp01" / "journal.jsonl").write_text('{"step": 1}\n')
+    report = _inspect(project)
+    assert report.findings == []
+    assert report.status_of()[str(project / SID / "tool-results" / name)].status == "verified"
+    assert [Path(t.path).name for t in report.transcripts] == ["agent-agsp0001.jsonl"]
