@@ -610,3 +610,23 @@ def test_a_workflow_agents_transcript_is_read(tmp_path: Path) -> None:
     assert report.findings == []
     assert report.status_of()[str(project / SID / "tool-results" / name)].status == "verified"
     assert [Path(t.path).name for t in report.transcripts] == ["agent-agsp0001.jsonl"]
+
+
+def test_a_path_in_a_shell_command_ends_where_the_shell_ends_it(tmp_path: Path) -> None:
+    """A Bash command names a spill file followed by ``;``, ``|``, ``)``, ``:line`` or a glob: the
+    file it names is the one there (before: "toolu_01Read.txt;wc" and "*.txt" were files gone)."""
+    name = "toolu_01Read.txt"
+    body = "the spilled text\n" * 4000
+    path = _saved_at(name)
+    command = (f"wc -c {path};head -5 {path}|sort; x=$(cat {path}); grep -n foo {path}:12 "
+               f"ls {_saved_at('*.txt')}; echo see {path}.")
+    use = {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_01Sh", "name": "Bash", "input": {"command": command}}]}}
+    project = _session(tmp_path, [_result("toolu_01Read", body), use, _result("toolu_01Sh", "ok")],
+                       {name: body.encode()})
+    report = _inspect(project)
+    assert report.findings == []
+    link = report.status_of()[str(project / SID / "tool-results" / name)]
+    assert link.status == "verified" and link.references == 6
+    (project / SID / "tool-results" / name).unlink()  # gone: the read of its path says it was there
+    assert [f.code for f in _inspect(project).findings] == ["expired-locator"]

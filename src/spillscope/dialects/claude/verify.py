@@ -61,6 +61,10 @@ _BASH_MAX = 64 * 1024 * 1024
 #: What JavaScript's ``trim()`` removes (a line of only these is an empty line to ``stripEmptyLines``).
 _JS_SPACE = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000\ufeff"
+#: A spill file's path in a tool call's input: the name ends where a shell would end it (``;``,
+#: ``|``, ``)``, ``:120``, a glob's ``*``): "cat …/toolu_X.txt|head" named toolu_X.txt, and
+#: "toolu_X.txt|head" (or "*.txt") was a file that is gone, a false expired-locator.
+_MENTION = re.compile(r"[^\s\"'`]*tool-results[\\/][A-Za-z0-9_][A-Za-z0-9_.\-]*")
 #: A tool_use_id as a file name: no separator, no NUL, not a dot name (the id is untrusted text).
 _SAFE_ID = re.compile(r"[^/\\\x00]+\Z")
 
@@ -413,10 +417,11 @@ class _Pass:
     def _mention(self, text: str, t: Transcript, line: int, session: str | None) -> None:
         """A tool call that named a spill file's path and did not fail (the model read its spill
         back): the file existed then, so one that is gone now has expired."""
-        for m in re.finditer(r"[^\s\"'`]*tool-results[\\/][^\s\"'`]+", text):
-            target = self._resolve(m.group(0))
+        for m in _MENTION.finditer(text):
+            named = m.group(0).rstrip(".")  # a sentence's full stop is not the name's
+            target = self._resolve(named)
             if target is not None:
-                self._evidence(target, t, line, session, "mention", m.group(0), "")
+                self._evidence(target, t, line, session, "mention", named, "")
 
 
 def _shell_prefix(preview: str, data: bytes) -> str | None:
