@@ -630,3 +630,29 @@ def test_a_path_in_a_shell_command_ends_where_the_shell_ends_it(tmp_path: Path) 
     assert link.status == "verified" and link.references == 6
     (project / SID / "tool-results" / name).unlink()  # gone: the read of its path says it was there
     assert [f.code for f in _inspect(project).findings] == ["expired-locator"]
+
+
+def test_a_pdfs_rendered_pages_are_claude_codes_own_files(tmp_path: Path) -> None:
+    """The Read tool renders a PDF's pages into ``tool-results/pdf-<uuid>/page-NN.jpg`` and its
+    toolUseResult names the dir and the count (pdf.ts, FileReadTool.ts): the only dir Claude
+    Code makes there, not an unexpected entry; a page gone is one expired-locator."""
+    pages = "pdf-0b9d8c7a-6f5e-4d3c-2b1a-0f9e8d7c6b5a"
+    tur = {"type": "parts", "file": {"filePath": "/home/me/app/spec.pdf", "originalSize": 81234,
+                                     "outputDir": _saved_at(pages), "count": 2}}
+    read = _result("toolu_01Pdf", [{"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                                                 "data": "/9j/"}}], tur)
+    project = _session(tmp_path, [read, read], {})
+    out = project / SID / "tool-results" / pages
+    out.mkdir()
+    for n in (1, 2):
+        (out / f"page-{n:02d}.jpg").write_bytes(b"\xff\xd8\xff\xe0 page %d" % n)
+    report = _inspect(project)
+    assert report.findings == []
+    assert {k.form for k in report.links} == {"pdf-pages"} and len(report.status_of()) == 2
+    (out / "page-02.jpg").unlink()
+    assert [(f.code, f.locator) for f in _inspect(project).findings] == [("expired-locator", _saved_at(pages))]
+    (out / "odd").mkdir()  # a dir in the pages dir is not Claude Code's
+    assert sorted(f.code for f in _inspect(project).findings) == ["expired-locator", "unexpected-entry"]
+    (out / "odd").rmdir()
+    (project / SID / "tool-results" / "not-pdf-pages").mkdir()
+    assert "unexpected-entry" in {f.code for f in _inspect(project).findings}

@@ -11,6 +11,9 @@ Verified on real sessions (rcgray/claude-code-bug-phantom-reads-17407 @96731ef2,
                                                         layout of daaain/claude-code-log test data
                                                         @64966224, test/test_data/workflow_scriptpath/)
     <project>/<sessionId>/tool-results/<toolUseId>.txt  a spilled tool result
+    <project>/<sessionId>/tool-results/pdf-<uuid>/page-NN.jpg
+                                                        a PDF's pages the Read tool rendered (CC source,
+                                                        BelovedYaoo/claude-code-source @1e87ff61 pdf.ts)
 
 A *project dir* holds at least one of these; a *projects dir* (``~/.claude/projects``) holds
 project dirs. Anything else in a project dir (``memory/``, notes a user copied there) is not
@@ -32,6 +35,9 @@ from ..base import SpillFile, Transcript
 SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 AGENT_LOG = re.compile(r"agent-[0-9A-Za-z_-]+\.jsonl\Z")
 TOOL_RESULTS = "tool-results"
+#: A dir of a PDF's rendered pages inside tool-results (the only dir Claude Code makes there;
+#: its start-up cleanup sweeps ``tool-results/<dir>/*`` for it, cleanup.ts).
+PDF_PAGES = re.compile(r"pdf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 SUBAGENTS = "subagents"
 #: How deep under ``subagents/`` transcripts are looked for (``workflows/wf_<id>/`` is two).
 _SUBAGENT_DEPTH = 3
@@ -135,7 +141,7 @@ def _scan_subagents(project: Project, path: str, session: str, depth: int) -> No
             _scan_subagents(project, s.path, session, depth + 1)
 
 
-def _add_spill(project: Project, entry: os.DirEntry[str], session: str) -> None:
+def _add_spill(project: Project, entry: os.DirEntry[str], session: str, inside: str | None = None) -> None:
     try:
         st = entry.stat(follow_symlinks=False)
     except FileNotFoundError:
@@ -153,7 +159,21 @@ def _add_spill(project: Project, entry: os.DirEntry[str], session: str) -> None:
         if link:
             project.findings.append(finding("symlink", path=entry.path, session=session,
                                             detail="a symlink in a tool-results dir (reported, never followed)"))
+    elif stat.S_ISDIR(mode) and inside is None and PDF_PAGES.match(entry.name):
+        # The Read tool renders a PDF's pages here (pdf.ts extractPDFPages: pdftoppm into
+        # tool-results/pdf-<uuid>/page-NN.jpg); its result's toolUseResult names the dir.
+        try:
+            with os.scandir(entry.path) as it:
+                pages = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            project.blocked.add(entry.path)
+            project.findings.append(finding("unreadable", path=entry.path, session=session,
+                                            detail=f"cannot list the PDF pages dir: {exc.strerror or exc}"))
+            return
+        for page in pages:
+            _add_spill(project, page, session, inside=entry.name)
     else:
         project.blocked.add(entry.path)
+        where = "a PDF pages dir" if inside else "a tool-results dir"
         project.findings.append(finding("unexpected-entry", path=entry.path, session=session,
-                                        detail=f"a {file_type(mode)} in a tool-results dir (Claude Code writes files only)"))
+                                        detail=f"a {file_type(mode)} in {where} (Claude Code writes files only)"))

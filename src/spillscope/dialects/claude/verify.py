@@ -52,7 +52,7 @@ _WANTED = (b'"tool_result"', b"tool-results", b'"content-replacement"', b'"micro
 _SPLIT = re.compile(r"[\\/]")
 #: How strongly a record names a file: a notice is the best place to show, a mention the weakest.
 _STRENGTH = {"persisted-output": 4, "persisted-output-v1": 4, "content-replacement": 4, "mcp-token-cap": 4,
-             "binary-content": 4, "persisted-path": 3,
+             "binary-content": 4, "persisted-path": 3, "pdf-pages": 3,
              "full-text": 2, "tool-result-id": 1, "microcompact": 1, "mention": 0}
 _COMPACTED = ("a microcompact_boundary record lists this tool result in compactedToolIds (Claude Code saved it "
               "here when it cleared it from the context); the file is gone")
@@ -122,6 +122,8 @@ class _Pass:
         #: Tool calls whose input names a tool-results path, until their result says they worked.
         self.pending: dict[str, list[str]] = {}
         self.outside: list[Link] = []
+        #: PDF page dirs a Read named (each checked once).
+        self.page_dirs: set[str] = set()
 
     def run(self) -> None:
         findings = self.report.findings
@@ -289,6 +291,9 @@ class _Pass:
                 else:
                     self._fail(ev, "content-mismatch", t, line, session, f.path,
                                f"the transcript kept this tool result's full text and {problem}")
+        pages = tur_d.get("file") if tur_d.get("type") == "parts" else None
+        if isinstance(pages, dict) and isinstance(pages.get("outputDir"), str):
+            self._pdf_pages(pages["outputDir"], pages.get("count"), t, line, session)
         persisted = tur_d.get("persistedOutputPath")
         if isinstance(persisted, str):
             self._persisted_path(persisted, tur_d.get("persistedOutputSize"), t, line, session)
@@ -400,6 +405,31 @@ class _Pass:
             else:
                 self._fail(ev, "bytes-mismatch", t, line, session, target,
                            f"persistedOutputSize is {size} bytes; the file has {f.size}")
+
+    def _pdf_pages(self, named: str, count: object, t: Transcript, line: int, session: str | None) -> None:
+        """A Read of a PDF's pages (toolUseResult ``{"type": "parts", "file": {"outputDir", "count"}}``,
+        FileReadTool.ts/pdf.ts): each page file in that dir is linked; pages fewer than ``count``
+        (or the dir gone) is one expired-locator for the dir. (A page's bytes have no check: the
+        transcript keeps them only as the image the model saw.)"""
+        target = self._resolve(named)
+        if target is None:
+            self.outside.append(Link(t.path, line, session, "pdf-pages", None, named, "unchecked"))
+            return
+        if target in self.page_dirs:
+            return  # the same record again: checked once
+        self.page_dirs.add(target)
+        present = [f for f in self.project.files if os.path.dirname(f.path) == target]
+        for f in present:
+            ev = self._evidence(f.path, t, line, session, "pdf-pages", named, "")
+            if not f.is_symlink:
+                ev.passed.append("exists")
+        want = count if isinstance(count, int) and not isinstance(count, bool) else None
+        pages = sum(1 for f in present if f.name.endswith(".jpg"))
+        if (want is not None and pages < want) or (not present and target not in self.project.blocked):
+            gone = f"{want - pages} of its {want} pages are gone" if want is not None else "its pages are gone"
+            self.report.findings.append(finding(
+                "expired-locator", path=t.path, line=line, session=session, locator=named,
+                detail=f"a Read rendered a PDF's pages into this dir; {gone}"))
 
     def _compacted(self, tool_use_id: str, t: Transcript, line: int, session: str | None) -> None:
         """A ``microcompact_boundary`` record's ``compactedToolIds`` entry: Claude Code cleared this
