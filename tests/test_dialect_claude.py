@@ -656,3 +656,23 @@ def test_a_pdfs_rendered_pages_are_claude_codes_own_files(tmp_path: Path) -> Non
     (out / "odd").rmdir()
     (project / SID / "tool-results" / "not-pdf-pages").mkdir()
     assert "unexpected-entry" in {f.code for f in _inspect(project).findings}
+
+
+def test_an_mcp_resources_saved_blob_is_linked(tmp_path: Path) -> None:
+    """ReadMcpResource saves a blob as ``mcp-resource-<ms>-<i>-<rand>.<ext>`` and says so inside
+    its JSON result (the sentence ends at the string's quote) and in ``contents[].blobSavedTo``."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+    name = "mcp-resource-1780649671544-0-k3j9x2.png"
+    from spillscope.dialects.claude.notice import format_file_size
+
+    sentence = f"[Resource from docs at file:///a.png] Binary content (image/png, {format_file_size(len(png))}) " \
+               f"saved to {_saved_at(name)}"
+    result = json.dumps({"contents": [{"uri": "file:///a.png", "mimeType": "image/png",
+                                       "blobSavedTo": _saved_at(name), "text": sentence}]})
+    tur = {"contents": [{"uri": "file:///a.png", "mimeType": "image/png", "blobSavedTo": _saved_at(name),
+                         "text": sentence}]}
+    project = _session(tmp_path, [_result("toolu_01Res", result, tur)], {name: png})
+    report = _inspect(project)
+    assert report.findings == []
+    link = report.status_of()[str(project / SID / "tool-results" / name)]
+    assert link.form == "binary-content" and "size-label" in link.checks

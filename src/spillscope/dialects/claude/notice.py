@@ -46,7 +46,8 @@ BelovedYaoo/claude-code-source @1e87ff61, CC ~2.1.88; rules only, no code taken)
   been saved to <path>.`` — n the saved text's JavaScript length (real sessions quote newer
   builds writing ``(<n> characters across <m> lines)``).
 * ``getBinaryBlobSavedMessage`` / WebFetch: ``…Binary content (<mime>, <formatFileSize(bytes)>)
-  [also ]saved to <path>`` for bytes written as they came (``mcp-*-blob-*``, ``webfetch-*``).
+  [also ]saved to <path>`` for bytes written as they came (``mcp-*-blob-*``, ``webfetch-*``;
+  ReadMcpResource's ``mcp-resource-*``, its toolUseResult ``contents[].blobSavedTo`` naming it).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ _TOKEN_CAP = re.compile(r"Error: result \((?P<chars>[0-9][0-9,]*) characters(?: 
                         r"exceeds maximum allowed tokens\. Output has been saved to (?P<path>[^\n]+?)\.?(?:\n|\Z)")
 #: Bytes saved as they came (mcpOutputStorage.ts getBinaryBlobSavedMessage, WebFetchTool.ts).
 _BINARY = re.compile(r"Binary content \((?P<mime>[^,()\n]*), (?P<size>[0-9]+(?:\.[0-9]+)?) ?(?P<unit>bytes|KB|MB|GB)\) "
-                     r"(?:also )?saved to (?P<path>[^\n]+?)\]?(?:\n|\Z)")
+                     r'(?:also )?saved to (?P<path>[^\n"]+?)\]?(?:\n|\Z|(?="))')
 
 
 @dataclass(frozen=True, slots=True)

@@ -291,6 +291,10 @@ class _Pass:
                 else:
                     self._fail(ev, "content-mismatch", t, line, session, f.path,
                                f"the transcript kept this tool result's full text and {problem}")
+        for c in tur_d.get("contents") or () if isinstance(tur_d.get("contents"), list) else ():
+            # ReadMcpResource: a blob saved as it came (ReadMcpResourceTool.ts ``blobSavedTo``).
+            if isinstance(c, dict) and isinstance(c.get("blobSavedTo"), str):
+                self._saved(SavedNotice("binary-content", c["blobSavedTo"]), "", t, line, session)
         pages = tur_d.get("file") if tur_d.get("type") == "parts" else None
         if isinstance(pages, dict) and isinstance(pages.get("outputDir"), str):
             self._pdf_pages(pages["outputDir"], pages.get("count"), t, line, session)
