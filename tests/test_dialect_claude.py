@@ -376,6 +376,39 @@ def test_the_whole_public_corpus_each_deleted_file(tmp_path: Path) -> None:
     assert (listed, reported) == (201, 273)
 
 
+@pytest.mark.skipif(not CORPUS, reason="set SPILLSCOPE_CLAUDE_CORPUS to a local rcgray/claude-code-bug-phantom-reads-17407 dev/misc")
+def test_the_whole_public_corpus_each_changed_byte(tmp_path: Path) -> None:
+    """Each of the 678 real files with one byte changed (first, middle, last, inside a UTF-8
+    character) or cut short by one, in turn: exactly one finding, naming that file (measured:
+    675 + 3 notices' previews at the first byte, 544 + 2 files with a multi-byte character)."""
+    root = tmp_path / "misc"
+    shutil.copytree(CORPUS or "", root)
+    planted = 0
+    for spill in sorted(root.rglob("tool-results/*")):
+        data = spill.read_bytes()
+        for where in ("first", "middle", "last", "utf8", "truncate"):
+            if where == "truncate":
+                changed = data[:-1]
+            else:
+                at = (next((i for i, c in enumerate(data) if 0x80 <= c < 0xC0), -1) if where == "utf8"
+                      else {"first": 0, "middle": len(data) // 2, "last": len(data) - 1}[where])
+                if at < 0:
+                    continue
+                b = bytearray(data)
+                b[at] = (0x80 | ((data[at] + 1) & 0x3F)) if where == "utf8" else (
+                    ord("#") if data[at] != ord("#") else ord("%"))
+                changed = bytes(b)
+            spill.write_bytes(changed)
+            try:
+                report = _inspect(_project_of(spill))
+            finally:
+                spill.write_bytes(data)
+            assert [(f.code in ("content-mismatch", "preview-mismatch"), f.locator) for f in report.findings] == [
+                (True, str(spill))], (spill, where, report.findings)
+            planted += 1
+    assert planted == 678 * 4 + 546
+
+
 def test_newer_builds_persisted_output_path_and_content_replacement(projects: Path, tmp_path: Path) -> None:
     """Newer Claude Code names a Bash spill by task id and links it through
     ``toolUseResult.persistedOutputPath``/``persistedOutputSize`` (bytes), and may record the
