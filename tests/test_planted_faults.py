@@ -9,8 +9,9 @@ own planted ones); then, for each spill file a notice links, one fault at a time
 
 * deleted; one byte changed at its first, middle and last offset (an ASCII byte for an
   ASCII byte), and inside a multi-byte UTF-8 character (a continuation byte for another);
-  cut short by one byte; made unreadable (``chmod 000``: skipped, and said so, where the
-  tests run as root and the mode denies nothing);
+  cut short by one byte; made unreadable (``chmod 000``: where the tests run as root the mode
+  denies root nothing, so that case is skipped, saying so, and run instead through the CLI
+  as ``nobody`` on a copy nobody owns, one file per agent);
 * a foreign file beside them, named as that agent names its spill files and named otherwise.
 
 Each must add exactly one finding, with the right code, naming that file; a byte no check
@@ -239,3 +240,40 @@ def test_a_foreign_file_is_one_orphan(trees: dict[str, tuple[Path, str | None]],
         else:
             assert codes == ["orphan-artifact"], (foreign, new)
         assert all(getattr(f, "path") == str(foreign) for f in new)
+
+
+@pytest.mark.parametrize("agent", sorted(MISMATCH))
+def test_an_unreadable_file_as_another_user(trees: dict[str, tuple[Path, str | None]], agent: str,
+                                            nobody_tmp: Path) -> None:
+    """The same plant where it means something to root: a copy owned by ``nobody``, one spill
+    file chmod 000, ``verify --json`` run as nobody (tests/nobody.py) — one ``unreadable``, no
+    ``expired-locator``."""
+    import json
+
+    import nobody
+
+    src, logs = trees[agent]
+    top = src.parent if agent == "dsh" else src
+    dest = nobody_tmp / "tree"
+    shutil.copytree(top, dest, symlinks=True)
+    for d, dirs, files in os.walk(dest):
+        for name in [d, *(os.path.join(d, n) for n in dirs + files)]:
+            os.lchown(name, 65534, 65534)
+    tree = dest / "spill-root" if agent == "dsh" else dest
+    # The demo's logs name the root they were written under: the copy is that root moved.
+    extra = ["--logs", str(dest / "logs"), "--rebase", str(src)] if agent == "dsh" else []
+
+    def verify() -> list[dict[str, object]]:
+        proc = subprocess.run(nobody.spillscope_cli("verify", str(tree), *extra, "--json"), env=nobody.env(),
+                              capture_output=True, timeout=120)
+        findings: list[dict[str, object]] = json.loads(proc.stdout)["findings"]
+        return findings
+
+    before = verify()
+    options = Options(now=time.time(), logs=extra[1], rebase=extra[3]) if extra else Options(now=time.time())
+    (spill, _), *_ = _linked(get(agent).inspect(str(tree), options))
+    spill.chmod(0)
+    after = verify()
+    new = [f for f in after if f not in before]
+    assert [(f["code"], str(spill) in (f["path"], f["locator"])) for f in new] == [("unreadable", True)], new
+    assert not [f for f in before if f not in after]
