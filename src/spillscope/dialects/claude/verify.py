@@ -5,17 +5,23 @@ the notice itself). A spill file ``<project>/<sessionId>/tool-results/<name>`` i
 
 * a ``tool_result`` block whose ``tool_use_id`` is the file's stem (``toolu_….txt``): where
   the transcript kept the full text (CC 2.1.x kept it for 675 of the 678 real files), the file
-  must be byte-identical to it (as Node writes UTF-8);
+  must be byte-identical to it (as Node writes UTF-8; a result of content blocks is saved as
+  ``JSON.stringify(blocks, null, 2)`` in ``<id>.json``);
 * a result that *starts* with ``<persisted-output>`` (a notice): the path it gives, resolved by
   its ``<sessionId>/tool-results/<name>`` tail inside the inspected project (the absolute
   path is the agent machine's); the preview must be the file's start and the size label its
   JavaScript length (see notice.py); where ``toolUseResult.content`` holds the tool's full
   text (Grep: 3 of 3 real notices), the file must equal it;
-* ``toolUseResult.persistedOutputPath`` (newer builds, Bash task ids; schema as quoted by
-  third parties, not seen in the real corpus): the file's size must be ``persistedOutputSize``;
+* ``toolUseResult.persistedOutputPath`` (newer builds, Bash/PowerShell task ids, BashTool.tsx):
+  the file's size must be ``persistedOutputSize`` (the copy is cut at 64 MiB), and that notice's
+  label counts bytes and its preview starts after the output's leading blank lines;
 * a ``content-replacement`` record's ``tool-result`` replacement (newer builds; unverified),
   read as a notice;
-* a later tool call whose input names the file's path (the model reading its spill);
+* an MCP result's token-cap sentence and a binary-content sentence (or ``contents[].blobSavedTo``)
+  naming a file (``mcp-*``, ``webfetch-*``; the count or size label checked, notice.py), and a
+  Read of a PDF whose ``toolUseResult`` names its rendered pages' dir (``pdf-<uuid>/``);
+* a later tool call whose input names the file's path (the model reading its spill; the name
+  ends where a shell ends it);
 * a ``microcompact_boundary`` system record's ``compactedToolIds`` (CC 2.1.9+): the results
   Claude Code cleared from the context, each saved as ``<sessionId>/tool-results/<id>.txt``
   (201 of 201 real ids have their file).
