@@ -709,3 +709,18 @@ def test_an_mcp_resources_saved_blob_is_linked(tmp_path: Path) -> None:
     assert report.findings == []
     link = report.status_of()[str(project / SID / "tool-results" / name)]
     assert link.form == "binary-content" and "size-label" in link.checks
+
+
+def test_a_cache_editing_boundary_record_names_no_file(tmp_path: Path) -> None:
+    """Newer builds record their cache-editing microcompact as a microcompact_boundary with
+    preTokens 0 and save nothing (query.ts, microCompact.ts): its ids are no file's; the saving
+    kind (preTokens > 0, every real record) still says each id's file was written."""
+    def boundary(pre: int) -> dict[str, object]:
+        return {"type": "system", "subtype": "microcompact_boundary", "content": "Context microcompacted",
+                "microcompactMetadata": {"trigger": "auto", "preTokens": pre, "tokensSaved": 41234,
+                                         "compactedToolIds": ["toolu_01NoFile"], "clearedAttachmentUUIDs": []}}
+    body = "kept whole in the transcript\n" * 100
+    cached = _session(tmp_path / "cached", [_result("toolu_01NoFile", body), boundary(0)], {})
+    assert _inspect(cached).findings == []
+    saving = _session(tmp_path / "saving", [_result("toolu_01NoFile", body), boundary(71221)], {})
+    assert [f.code for f in _inspect(saving).findings] == ["expired-locator"]

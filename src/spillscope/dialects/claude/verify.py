@@ -24,7 +24,8 @@ the notice itself). A spill file ``<project>/<sessionId>/tool-results/<name>`` i
   ends where a shell ends it);
 * a ``microcompact_boundary`` system record's ``compactedToolIds`` (CC 2.1.9+): the results
   Claude Code cleared from the context, each saved as ``<sessionId>/tool-results/<id>.txt``
-  (201 of 201 real ids have their file).
+  (201 of 201 real ids have their file) — not a record with ``preTokens`` 0, newer builds'
+  cache-editing microcompact, which saves nothing.
 
 Each spill file is one link (one checked notice) however many records name it, and each
 failed check one finding: a changed byte is one ``content-mismatch``, not one per record. A
@@ -194,6 +195,13 @@ class _Pass:
         if kind == "system" and rec.get("subtype") == "microcompact_boundary":
             meta = rec.get("microcompactMetadata")
             ids = meta.get("compactedToolIds") if isinstance(meta, dict) else None
+            if isinstance(meta, dict) and meta.get("preTokens") == 0 and not isinstance(meta.get("preTokens"), bool):
+                # Newer builds' cache-editing microcompact writes its record with preTokens 0
+                # and saves nothing to disk (query.ts createMicrocompactBoundaryMessage(trigger, 0,
+                # …); microCompact.ts "no disk persistence"; the saving path is removed): its ids
+                # say nothing about files. Every real record of the saving kind has preTokens
+                # 59,975-83,403.
+                return
             for tool_use_id in ids if isinstance(ids, list) else ():
                 if isinstance(tool_use_id, str):
                     self._compacted(tool_use_id, t, line, session)
