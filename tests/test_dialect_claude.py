@@ -328,7 +328,11 @@ def test_past_retention_only_when_asked_and_the_rule_from_settings(projects: Pat
     assert report.retention.source.endswith("settings.json: cleanupPeriodDays 7") and report.past_retention == []
     report = CLAUDE.inspect(str(home / "projects"), Options(now=now + 8 * 86400, retention_seconds=7 * 86400))
     assert {f.code for f in report.findings} == {"past-retention"}
-    assert len(report.findings) == len(report.files) + len(report.transcripts)
+    # What cleanup.ts cleanupOldSessionFiles deletes: the project dir's *.jsonl and the sessions'
+    # tool-results files; a session's subagents/ transcripts it leaves (not past *its* retention).
+    top = [t for t in report.transcripts if "subagents" not in t.path]
+    assert len(top) < len(report.transcripts)
+    assert sorted(f.path for f in report.findings) == sorted([*(f.path for f in report.files), *(t.path for t in top)])
 
 
 CORPUS = os.environ.get("SPILLSCOPE_CLAUDE_CORPUS")

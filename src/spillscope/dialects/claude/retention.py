@@ -5,7 +5,10 @@ anthropics/claude-code#51779): transcripts ``projects/<project>/<session>.jsonl`
 ``projects/<project>/<session>/tool-results/`` are deleted at start-up once their mtime is
 older than ``cleanupPeriodDays`` (default 30, at least 1; tool results only since 2.1.83,
 #38576). The user's value is in ``~/.claude/settings.json`` — found here as the
-``settings.json`` beside the ``projects`` dir the inspected tree is in.
+``settings.json`` beside the ``projects`` dir the inspected tree is in. The sweep
+(cleanup.ts ``cleanupOldSessionFiles`` in a public mirror of the source, BelovedYaoo/claude-code-source
+@1e87ff61) deletes a project dir's own ``*.jsonl`` and each session's ``tool-results/`` files (and
+``tool-results/<dir>/*``); it leaves ``<session>/subagents/``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from ...util.text import loads_exact
 from ..base import RetentionRule
 
 DEFAULT_DAYS = 30
-SCOPE = "session transcripts and tool-results files, by mtime, at Claude Code's start-up"
+SCOPE = "a project's session transcripts (not subagents/) and tool-results files, by mtime, at Claude Code's start-up"
 
 
 def claude_home(tree: str) -> str | None:

@@ -101,7 +101,9 @@ def inspect_tree(tree: str, options: Options) -> Report:
         report.transcripts.extend(project.transcripts)
         report.files.extend(project.files)
     cutoff = options.now - seconds
-    everything: list[Transcript | SpillFile] = [*report.transcripts, *report.files]
+    # What cleanupOldSessionFiles deletes (cleanup.ts): a project dir's own *.jsonl and each
+    # session's tool-results files; a session's subagents/ transcripts are not swept.
+    everything: list[Transcript | SpillFile] = [*(t for t in report.transcripts if t.parent is None), *report.files]
     swept = [x for x in everything if x.mtime < cutoff]
     report.past_retention = [x.path for x in swept]
     if options.retention_seconds is not None:
