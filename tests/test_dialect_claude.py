@@ -728,3 +728,23 @@ def test_a_cache_editing_boundary_record_names_no_file(tmp_path: Path) -> None:
     assert _inspect(cached).findings == []
     saving = _session(tmp_path / "saving", [_result("toolu_01NoFile", body), boundary(71221)], {})
     assert [f.code for f in _inspect(saving).findings] == ["expired-locator"]
+
+
+@pytest.mark.parametrize("value,days", [(7, 7.0), (0, 0.0), (30.0, 30.0), (2.5, None), (-1, None), ("30", None),
+                                        (True, None), (None, None)])
+def test_cleanup_period_days_as_claude_code_reads_it(tmp_path: Path, value: object, days: float | None) -> None:
+    """A non-negative integer (0: everything is past it, settings/types.ts); a value that fails
+    that schema while the key is set makes Claude Code skip its cleanup (cleanup.ts), so nothing
+    is past its retention — it was read as that many days, or as the default 30."""
+    from spillscope.dialects.claude.retention import retention_rule
+
+    projects = tmp_path / ".claude" / "projects"
+    project = _session(projects, [_result("toolu_01Old", "x")], {"toolu_01Old.txt": b"x"})
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": value}))
+    rule = retention_rule(str(projects))
+    assert (rule.seconds / 86400 if rule is not None else None) == days
+    old = time.time() + 40 * 86400  # everything is 40 days old
+    report = CLAUDE.inspect(str(project), Options(now=old))
+    assert bool(report.past_retention) == (days is not None)
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"model": "x"}))
+    assert retention_rule(str(projects)) is not None and retention_rule(str(projects)).seconds == 30 * 86400  # type: ignore[union-attr]

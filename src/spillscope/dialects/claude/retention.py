@@ -33,7 +33,14 @@ def claude_home(tree: str) -> str | None:
     return None
 
 
-def retention_rule(tree: str) -> RetentionRule:
+def retention_rule(tree: str) -> RetentionRule | None:
+    """The sweep as ``settings.json`` sets it; None where Claude Code sweeps nothing.
+
+    settings/types.ts: ``cleanupPeriodDays`` is a non-negative integer (0: transcripts are not
+    kept and existing ones are deleted at start-up — everything is past it). cleanup.ts
+    ``cleanupOldMessageFilesInBackground``: a value that fails that schema while the key is set
+    skips the whole cleanup ("rather than falling back to the default"); so 2.5, -1 or "30"
+    sweep nothing (they were read as 2.5 days or the default 30)."""
     home = claude_home(tree)
     if home is not None:
         settings = os.path.join(home, "settings.json")
@@ -42,7 +49,10 @@ def retention_rule(tree: str) -> RetentionRule:
                 data = loads_exact(f.read())
         except (OSError, ValueError):
             data = None
-        days = data.get("cleanupPeriodDays") if isinstance(data, dict) else None
-        if isinstance(days, (int, float)) and not isinstance(days, bool) and days >= 1:
-            return RetentionRule(float(days) * 86400.0, f"{settings}: cleanupPeriodDays {days:g}", SCOPE)
+        if isinstance(data, dict) and "cleanupPeriodDays" in data:
+            days = data["cleanupPeriodDays"]
+            if (isinstance(days, (int, float)) and not isinstance(days, bool) and days >= 0
+                    and float(days).is_integer()):
+                return RetentionRule(float(days) * 86400.0, f"{settings}: cleanupPeriodDays {days:g}", SCOPE)
+            return None  # set but invalid: Claude Code skips its cleanup
     return RetentionRule(DEFAULT_DAYS * 86400.0, f"default cleanupPeriodDays {DEFAULT_DAYS}", SCOPE)

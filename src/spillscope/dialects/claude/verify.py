@@ -94,7 +94,8 @@ def inspect_tree(tree: str, options: Options) -> Report:
     """Every project dir in ``tree`` (itself, or the project dirs of a projects dir)."""
     rule = retention_rule(tree)
     report = Report("claude", tree, [], [], [], [], rule)
-    seconds = options.retention_seconds if options.retention_seconds is not None else rule.seconds
+    seconds = (options.retention_seconds if options.retention_seconds is not None
+               else rule.seconds if rule is not None else float("inf"))  # None: Claude Code sweeps nothing
     for path in project_dirs(tree):
         project = scan_project(path)
         _Pass(project, options, report).run()
