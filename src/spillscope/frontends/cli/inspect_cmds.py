@@ -38,14 +38,15 @@ def _run_inspection(args: argparse.Namespace, check_content: bool, store: Storag
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
 
 
-def _retention_json(ins: Inspection, args: argparse.Namespace) -> dict[str, Any]:
+def _retention_json(ins: Inspection, args: argparse.Namespace) -> dict[str, Any] | None:
     """``retention`` as every agent's verify --json gives it: dsh's sweep rule, and how many
     artifacts it would delete now (at ``--retention`` where one was asked for)."""
     from ...dialects.dsh import DIALECT
     from ...inspect.verify.expiry import forecast_past_retention
 
     rule = DIALECT.retention(ins.root)
-    assert rule is not None  # dsh always sweeps
+    if rule is None:
+        return None  # as an agent that sweeps nothing says it (none for dsh so far)
     asked = getattr(args, "retention", None)
     past = forecast_past_retention(ins.scan, rule.seconds if asked is None else asked, time.time(), ins.session_ids)
     return {"seconds": rule.seconds, "source": rule.source, "scope": rule.scope, "pastRetention": len(past)}
