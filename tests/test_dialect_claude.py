@@ -748,3 +748,19 @@ def test_cleanup_period_days_as_claude_code_reads_it(tmp_path: Path, value: obje
     assert bool(report.past_retention) == (days is not None)
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"model": "x"}))
     assert retention_rule(str(projects)) is not None and retention_rule(str(projects)).seconds == 30 * 86400  # type: ignore[union-attr]
+
+
+def test_saved_blobs_in_a_result_of_several_blocks_are_each_linked(tmp_path: Path) -> None:
+    """An MCP tool returning two images: each saved as ``mcp-<server>-blob-<ms>-<rand>.<ext>`` and
+    replaced by its own text block (client.ts persistBlobToTextBlock), beside the tool's text."""
+    from spillscope.dialects.claude.notice import format_file_size
+
+    blobs = {"mcp-shots-blob-1780649671544-a1b2c3.png": b"\x89PNG one" * 300,
+             "mcp-shots-blob-1780649671545-d4e5f6.jpg": b"\xff\xd8 two" * 500}
+    content: list[dict[str, str]] = [{"type": "text", "text": "two screenshots"}]
+    content += [{"type": "text", "text": f"Binary content (image/png, {format_file_size(len(d))}) saved to {_saved_at(n)}"}
+                for n, d in blobs.items()]
+    project = _session(tmp_path, [_result("toolu_01Shots", content)], blobs)
+    report = _inspect(project)
+    assert report.findings == []
+    assert {k.form for k in report.links} == {"binary-content"} and len(report.links) == 2

@@ -284,8 +284,16 @@ class _Pass:
         notice = text is not None and is_notice(text)
         if notice:
             self._notice(text or "", tur_d, t, line, session, form or "persisted-output")
-        elif text is not None and (saved := parse_saved(text)) is not None:
-            self._saved(saved, text, t, line, session)
+        else:
+            # A result of several content blocks (an MCP tool's saved blobs, one block each) is
+            # read block by block for the sentences naming saved files.
+            blocks = [text] if text is not None else [
+                b["text"] for b in raw if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            ] if isinstance(raw, list) else []
+            for block_text in blocks:
+                saved = parse_saved(block_text)
+                if saved is not None:
+                    self._saved(saved, block_text, t, line, session)
         if not notice and isinstance(tool_use_id, str) and tool_use_id in self.by_id:
             files = self.by_id[tool_use_id]
             own = [f for f in files if f.session == session] or files
