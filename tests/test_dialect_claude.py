@@ -764,3 +764,18 @@ def test_saved_blobs_in_a_result_of_several_blocks_are_each_linked(tmp_path: Pat
     report = _inspect(project)
     assert report.findings == []
     assert {k.form for k in report.links} == {"binary-content"} and len(report.links) == 2
+
+
+def test_a_path_outside_a_projects_dir_is_unchecked_not_expired(tmp_path: Path) -> None:
+    """A notice or a read naming ``…/tool-results/<name>`` under another root than a Claude Code
+    projects dir (the per-session temp dir /tmp/claude-<uid>/<slug>/<session>/) names no file of
+    this tree: unchecked, not a false expired-locator; the same under ``projects`` is one."""
+    body = "x\n" * 3000
+    tmp = f"/private/tmp/claude-501/-home-me-app/{SID}/tool-results/toolu_01Tmp.txt"
+    project = _session(tmp_path / "a", [_result("toolu_01Tmp", _gen2(tmp, "5.9KB", body[:1998]))], {})
+    report = _inspect(project)
+    assert report.findings == [] and [k.status for k in report.links] == ["unchecked"]
+    assert report.notices()["unchecked"] == 1
+    named = _saved_at("toolu_01Tmp.txt")
+    project = _session(tmp_path / "b", [_result("toolu_01Tmp", _gen2(named, "5.9KB", body[:1998]))], {})
+    assert [f.code for f in _inspect(project).findings] == ["expired-locator"]

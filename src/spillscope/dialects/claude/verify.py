@@ -237,6 +237,12 @@ class _Pass:
                 and parts[-1] not in ("", ".", "..") and "\x00" not in parts[-1]):
             if len(parts) >= 4 and self._another_project(parts[-4]):
                 return None  # another project's file (read from here): that project's pass checks it
+            if len(parts) >= 5 and parts[-5] != "projects":
+                # Not under a Claude Code projects dir (<config>/projects/<slug>/<session>/…,
+                # sessionStorage.ts getProjectsDir): e.g. /tmp/claude-<uid>/<slug>/<session>/,
+                # the per-session temp dir (scratchpad/, tasks/). A file there is not in this tree,
+                # so the notice is unchecked, never this tree's expired file.
+                return None
             return os.path.join(self.project.path, parts[-3], TOOL_RESULTS, parts[-1])
         return None
 
