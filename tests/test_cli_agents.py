@@ -102,7 +102,7 @@ def test_a_tree_no_agent_wrote_is_a_clear_error(tmp_path: Path) -> None:
 def test_agent_dsh_forces_the_dsh_inspector(projects: Path) -> None:
     proc = run("verify", str(projects), "--agent", "dsh", "--json")
     data = json.loads(proc.stdout)
-    assert "agent" not in data  # dsh's own command, its own output
+    assert data["agent"] == "dsh"  # dsh's own command, the shape every agent's has
     assert any(f["code"] == "unexpected-entry" for f in data["findings"])
 
 
@@ -193,3 +193,51 @@ def test_watch_reports_an_agents_spill_files_and_transcripts(tmp_path: Path) -> 
         assert watch.wait_for(lambda e: e["path"] == str(new) and e["event"] == "deleted")["size"] is None
     finally:
         assert watch.stop(signal.SIGINT) == 0
+
+
+#: verify --json, every agent: each member, and each finding's, with the types it may hold.
+_SHAPE = {"agent": (str,), "summary": (dict,), "findings": (list,), "failOn": (list,), "notices": (dict,),
+          "retention": (dict,), "ok": (bool,)}
+_NOTICES = {"found": (int,), "checked": (int,), "unchecked": (int,), "noLocator": (int,),
+            "nothingChecked": (str, type(None)), "rebaseHint": (dict, type(None))}
+_FINDING = {"code": (str,), "severity": (str,), "path": (str, type(None)), "line": (int, type(None)),
+            "session": (str, type(None)), "locator": (str, type(None)), "detail": (str,)}
+_RETENTION = {"seconds": (int, float), "source": (str,), "scope": (str,), "pastRetention": (int,)}
+
+
+def _shape_of(data: dict[str, object]) -> None:
+    for shape, value in ((_SHAPE, data), (_NOTICES, data["notices"]), (_RETENTION, data["retention"])):
+        assert isinstance(value, dict) and list(value) == list(shape), (list(value), list(shape))
+        for key, types in shape.items():
+            assert isinstance(value[key], types) and not (types == (int,) and isinstance(value[key], bool)), key
+    findings = data["findings"]
+    assert isinstance(findings, list) and findings
+    for f in findings:
+        assert list(f) == list(_FINDING)
+        assert all(isinstance(f[k], t) for k, t in _FINDING.items()), f
+    assert all(isinstance(k, str) and type(v) is int for k, v in data["summary"].items())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("agent", ["claude", "qwen", "gemini", "opencode", "dsh"])
+def test_verify_json_members_and_types_are_the_same_for_all_five(agent: str, tmp_path: Path) -> None:
+    """The same members in the same order with the same types, for dsh (the demo root) as for
+    each agent's fixture tree, on a tree with a finding (a planted foreign file), so that
+    ``findings[]`` is not an empty list whose members nobody looked at."""
+    #: agent → its fixture tree, and a spill dir in it (glob) for the foreign file
+    trees = {"claude": ("claude/projects", "*/*/tool-results"), "qwen": ("qwen/home", "tmp/*/tool-results"),
+             "gemini": ("gemini/tmp", "*/tool-outputs"), "opencode": ("opencode/share", "tool-output")}
+    if agent == "dsh":
+        subprocess.run([sys.executable, "-m", "spillscope", "demo", str(tmp_path / "demo"), "--no-tui"],
+                       check=True, capture_output=True, timeout=120)
+        root, extra = tmp_path / "demo" / "spill-root", ["--logs", str(tmp_path / "demo" / "logs")]
+    else:
+        tree, spills = trees[agent]
+        root, extra = tmp_path / agent, []
+        shutil.copytree(Path(__file__).parent / "fixtures" / tree, root)
+        (sorted(root.glob(spills))[0] / "foreign.txt").write_text("nobody wrote me\n")
+    proc = run("verify", str(root), *extra, "--json")
+    data = json.loads(proc.stdout)
+    assert data["agent"] == agent, proc.stderr
+    _shape_of(data)
+    assert proc.returncode == 1 and data["ok"] is False  # the foreign file (the demo's own orphan) fails
+    assert data["notices"]["found"] >= data["notices"]["checked"] > 0

@@ -22,7 +22,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "orphan-artifact": ("warning", "an artifact that no notice in the logs names"),
     "foreign-owner": ("error", "an artifact in a session dir other than its owner's"),
     "outside-root": ("warning", "a locator that points outside the inspected spill root"),
-    "insecure-permissions": ("warning", "a session dir not 0700 or an artifact not 0600"),
+    "insecure-permissions": ("warning", "a session dir or an artifact others may read or write (the backend makes them 0700, 0600)"),
     "symlink": ("error", "a symlink inside the spill root (reported, never followed)"),
     "unexpected-entry": ("warning", "something in the spill root that the backend never writes (dir, FIFO, odd name)"),
     "unreadable": ("error", "an entry that cannot be read (permission denied, vanished mid-scan)"),

@@ -38,6 +38,20 @@ def _run_inspection(args: argparse.Namespace, check_content: bool, store: Storag
                             max_line_bytes=args.max_line_bytes, max_log_line_bytes=args.max_log_line_bytes)
 
 
+def _retention_json(ins: Inspection, args: argparse.Namespace) -> dict[str, Any] | None:
+    """``retention`` as every agent's verify --json gives it: dsh's sweep rule, and how many
+    artifacts it would delete now (at ``--retention`` where one was asked for)."""
+    from ...dialects.dsh import DIALECT
+    from ...inspect.verify.expiry import forecast_past_retention
+
+    rule = DIALECT.retention(ins.root)
+    if rule is None:
+        return None  # as an agent that sweeps nothing says it (none for dsh so far)
+    asked = getattr(args, "retention", None)
+    past = forecast_past_retention(ins.scan, rule.seconds if asked is None else asked, time.time(), ins.session_ids)
+    return {"seconds": rule.seconds, "source": rule.source, "scope": rule.scope, "pastRetention": len(past)}
+
+
 def _check_listable(root: str | None) -> None:
     """An unreadable root is an I/O error (exit 2), not an empty listing of 0 sessions."""
     if root is None:
@@ -142,8 +156,10 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     status = 1 if failing else NOTHING_CHECKED_STATUS if reason is not None else 0
     args.exit_status = status  # kept if the reader of our output goes away (`| head`)
     if args.json:
-        write_json_members(out, {"summary": ins.summary(), "findings": Chunked(ins.findings, Finding.to_json),
-                                 "failOn": sorted(args.fail_on), "notices": cov.to_json(), "ok": status == 0})
+        # The members every agent's verify --json has, in the same order (frontends/cli/agents.py).
+        write_json_members(out, {"agent": "dsh", "summary": ins.summary(),
+                                 "findings": Chunked(ins.findings, Finding.to_json), "failOn": sorted(args.fail_on),
+                                 "notices": cov.to_json(), "retention": _retention_json(ins, args), "ok": status == 0})
         return status
     out.write(f"verified {cell(ins.root)}: {count(len(ins.scan.artifacts()), 'artifact')}, "
               f"{count(cov.found, 'notice')} found, {cov.checked} checked, {count(len(ins.findings), 'finding')}\n")

@@ -244,7 +244,10 @@ def artifact_from_lstat(path: str, name: str, cst: os.stat_result, session_name:
     elif not is_reg:
         findings.append(finding("unexpected-entry", path=path, detail=f"{file_type(cst.st_mode)} where an artifact file belongs"))
     else:
-        if art.mode != 0o600:
+        # Insecure is readable or writable by others, as for the session dir: a file made
+        # tighter (0400, or 000 so that nobody can read it) is not, and its unreadability is
+        # the one finding such a file earns (it was also "insecure-permissions" for mode 0000).
+        if art.mode & 0o077:
             findings.append(finding("insecure-permissions", path=path, detail=f"file mode {art.mode:04o} (expected 0600)"))
         if kind == "unknown":
             findings.append(finding("unexpected-entry", path=path, detail="file name is not <12 hex>-<encoded name>"))

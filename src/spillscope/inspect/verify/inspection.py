@@ -25,6 +25,7 @@ opened for writing under the root or the logs.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections import Counter
@@ -185,8 +186,47 @@ def _inspect_root(
         for art in by_path.values():
             if art.is_regular and art.path not in named:
                 add(Finding("orphan-artifact", severity, art.path, None, session_ids.get(art.session_dir), None, detail))
+    findings = _one_per_fault(findings, references, tool_links, checks)
     return Inspection(root, scan, session_logs, references, tool_links, checks, findings, session_ids,
                       None if logs is None else os.fspath(logs))
+
+
+#: What a check of an artifact's bytes finds (a changed or cut byte breaks several at once), the
+#: one that says where the fault is first: the artifact's own line, then the notice's counts.
+_CONTENT_CODES = {"malformed-artifact": 0, "incomplete-artifact": 1, "omission-mismatch": 2, "bytes-mismatch": 3}
+
+
+def _one_per_fault(findings: list[Finding], references: list[ReferenceLink], tool_links: list[ToolSpillLink],
+                   checks: dict[str, ArtifactCheck]) -> list[Finding]:
+    """One finding per artifact for what its bytes broke, as every agent's dialect reports it: a
+    changed byte in a session-reference transcript broke its preview message, two omission counts
+    and their two copies in the source's stats, and its last line (six findings for one fault).
+    The one that places the fault best (the artifact's line, else the notice's) is kept, naming
+    the others; findings about other things stay."""
+    per: dict[str, list[Finding]] = {}
+    links: list[ReferenceLink | ToolSpillLink] = [*references, *tool_links]
+    for link in links:
+        if link.artifact is not None:
+            per.setdefault(link.artifact.path, []).extend(f for f in link.findings if f.code in _CONTENT_CODES)
+    for path, check in checks.items():
+        per.setdefault(path, []).extend(f for f in check.findings if f.code in _CONTENT_CODES)
+    replace: dict[int, Finding | None] = {}
+    for group in per.values():
+        if len(group) < 2:
+            continue
+        order = {id(f): i for i, f in enumerate(group)}
+        first, *rest = sorted(group, key=lambda f: (_CONTENT_CODES[f.code], order[id(f)]))
+        also = "; ".join(f"{f.code}: {f.detail}" for f in rest)
+        replace[id(first)] = dataclasses.replace(first, detail=f"{first.detail} (also: {also})")
+        replace.update((id(f), None) for f in rest)
+    if not replace:
+        return findings
+    out: list[Finding] = []
+    for f in findings:
+        new = replace.get(id(f), f)
+        if new is not None:
+            out.append(new)
+    return out
 
 
 def _first_line_is_not_title(path: str) -> bool:
