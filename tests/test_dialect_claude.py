@@ -574,7 +574,7 @@ def test_a_shell_notice_counts_bytes_and_previews_after_blank_lines(tmp_path: Pa
     spill.write_bytes(bytes(changed))
     report = _inspect(project)
     assert [f.code for f in report.findings] == ["preview-mismatch"]
-    assert f"byte 10" in report.findings[0].detail
+    assert "byte 10" in report.findings[0].detail
 
 
 def test_an_mcp_token_cap_sentence_links_its_file(tmp_path: Path) -> None:
