@@ -1242,3 +1242,66 @@ def test_the_native_prefilter_read_a_chunk_at_a_time_gives_the_whole_file_s_verd
                     assert got == whole, chunk
     finally:
         nat.simd(was)
+
+
+@pytest.mark.parametrize("simd", [0, 1])
+def test_native_deframing_of_long_fragment_lines_equals_the_python_one(simd: int) -> None:
+    """Deframing joins 64 bytes at a time while every newline is a join: over fragment lines of
+    every length (joins at every offset of a block, several in one), runs of '"\\n"', a stray
+    newline or an unframed line anywhere (then None, or the window's exact text), it gives
+    the Python twin's result."""
+    from spillscope.inspect.search import escapes as E
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    nat = native.NATIVE
+    was = nat.simd()
+    nat.simd(simd)
+    rng = random.Random(7 + simd)
+    try:
+        for case in range(400):
+            lines = []
+            for _ in range(rng.randrange(1, 60)):
+                frag = "".join(rng.choice(["a", "é", '"', "\\", "\n", "x" * rng.randrange(1, 70), "😀"])
+                               for _ in range(rng.randrange(0, 6)))
+                lines.append(js_json_string(frag).encode() + b"\n")
+            data = b"".join(lines)
+            k = rng.randrange(len(data))
+            if case % 4 == 1:
+                data = data[:k] + b"\n" + data[k:]  # a stray newline
+            elif case % 4 == 2:
+                data = data[:k] + b'"\n"' + data[k:]  # a join's bytes where none belongs
+            elif case % 4 == 3:
+                data = data.replace(b'"\n"', b'"\n"\n"', 1)
+            with using("native"):
+                got = nat.deframe(data)
+            with using("python"):
+                try:
+                    want: bytes | None = E.deframe(data)
+                except ValueError:
+                    want = None
+            assert got == want, (case, data[:200])
+    finally:
+        nat.simd(was)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.lists(ALPHABET, max_size=200).map("".join), upper=st.booleans())
+def test_native_unescape_gives_the_decoder_s_text_or_declines(text: str, upper: bool) -> None:
+    """native.unescape (the whole-text search's decoder) gives exactly the UTF-8 of what the
+    Python decoder gives for a JSON string body, or None where it declines (a surrogate escape,
+    a raw control, invalid UTF-8): it never gives other text."""
+    from spillscope.inspect.search.escapes import decode_escaped
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    body = js_json_string(text)[1:-1]
+    if upper:
+        body = body.upper()  # uppercase hex digits (and escapes JSON does not have: declined)
+    raw = body.encode("utf-8", "surrogatepass")
+    got = native.NATIVE.unescape(raw)
+    if got is None:
+        return
+    assert got == decode_escaped(raw).encode("utf-8")
+    for bad in (b"\x01", b"\xff", b"\\ud800", b"\\q"):
+        assert native.NATIVE.unescape(raw + bad) is None

@@ -45,8 +45,17 @@ static inline unsigned vec_mask(const unsigned char *block, unsigned char c) {
  * blocks are stored, then counted); start is 0, or 1 when in[0] is a quote that no
  * match can take (in[1] is not a newline). Returns the body length, or -1 when a stray
  * newline remains. */
+static void deframe_blocks(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *pi,
+                           Py_ssize_t *pseg, Py_ssize_t *po);
+
 static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t start) {
     Py_ssize_t o = 0, i = start, last_end = 0; /* last_end: end of the last match */
+    /* The lines joined 64 bytes at a time while every newline met is a join (all but the
+     * last of plain fragment lines); from the first other newline on, the loop below. */
+    Py_ssize_t seg = start;
+    deframe_blocks(in, n, out, &i, &seg, &o);
+    if (seg > start) last_end = seg;
+    i = seg; /* out[0:o] holds the body up to seg: go on from there */
     while (i < n) {
         /* copy up to the next newline */
         Py_ssize_t j;
@@ -98,6 +107,16 @@ static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned c
 /* True when in[0:n] can be fragment lines at all: a quote first, '"\n' last. */
 static inline int framed(const unsigned char *in, Py_ssize_t n) {
     return n >= 2 && in[0] == '"' && in[n - 2] == '"' && in[n - 1] == '\n';
+}
+
+/* deframe_body for a caller that has released the GIL itself. */
+static Py_ssize_t deframe_body_nogil(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
+    Py_ssize_t start = in[1] != '\n';
+    Py_ssize_t o = deframe_into(in, n, out, start);
+    if (o < 0) return -1;
+    Py_ssize_t len = o < 3 ? 0 : o - 3;
+    if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
+    return len;
 }
 
 /* deframe(in[0:n]) written to out (room for n + 16 bytes; ``framed`` already checked):
@@ -908,7 +927,7 @@ static Py_ssize_t unescape_run(const unsigned char *in, Py_ssize_t n, unsigned c
     while (i < n) {
         const unsigned char *q = memchr(in + i, '\\', (size_t)(n - i));
         Py_ssize_t j = q == NULL ? n : q - in;
-        memcpy(out + o, in + i, (size_t)(j - i));
+        if (out + o != in + i) memmove(out + o, in + i, (size_t)(j - i)); /* out may be in: o <= i */
         o += j - i;
         if (j >= n) break;
         if (j + 1 >= n) return -1;
@@ -978,6 +997,45 @@ static PyObject *native_unescape(PyObject *self, PyObject *args) {
     }
     if (_PyBytes_Resize(&res, got) < 0) return NULL;
     return res;
+}
+
+/* message_text(raw, start, end, out) -> int: the UTF-8 text of the fragment lines
+ * raw[start:end], unescape(deframe(raw[start:end])), written into the writable buffer
+ * ``out`` (at least end - start + 16 bytes; never resized, so a search reuses one for
+ * every message and file: a fresh bytes object each time cost more in page faults than
+ * the work): its length, or -1 where deframe or unescape gives None (``out`` is then not
+ * to be read). One call instead of two, and the text never leaves the buffer it is made in. */
+static PyObject *native_message_text(PyObject *self, PyObject *args) {
+    Py_buffer raw, out;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nnw*", &raw, &start, &end, &out)) return NULL;
+    if (start < 0) start = 0;
+    if (end > raw.len) end = raw.len;
+    if (end < start) end = start;
+    Py_ssize_t n = end - start, got = -1;
+    if (out.len < n + 16) {
+        PyBuffer_Release(&raw);
+        PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_ValueError, "message_text: out is too small");
+        return NULL;
+    }
+    const unsigned char *in = (const unsigned char *)raw.buf + start;
+    unsigned char *p = (unsigned char *)out.buf;
+    int ok = 0;
+    long long cp = 0, ub = 0;
+    if (framed(in, n)) {
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t len = deframe_body_nogil(in, n, p);
+        if (len >= 0 && !has_control(p, len)) {
+            got = unescape_run(p, len, p);
+            if (got >= 0) ok = count_run(p, got, 0, &cp, &ub, NULL);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&raw);
+    PyBuffer_Release(&out);
+    if (got < 0 || ok < 0) return PyLong_FromLong(-1);
+    return PyLong_FromSsize_t(got);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -1110,6 +1168,57 @@ AVX_TARGET static int pf_blocks_avx2(const unsigned char *in, Py_ssize_t n, unsi
  * none): in[0:*last_seg] joins to out[0:*last_o], and a join of in[*last_seg:] from a fresh
  * start goes on exactly as this one would (the next removal depends only on the bytes from
  * there), which is where a file read a chunk at a time is cut. */
+/* deframe_into's fast start: the joins of PF_BLOCKS without its escape check, stopping at
+ * the first block holding a newline that is not a join, or near the end: *pseg is then the
+ * end of the last join (or the start) and out[0:*po] the body up to there. */
+#define DF_BLOCKS(MASK, COPY)                                                                             \
+    Py_ssize_t i = *pi, seg = *pseg, o = *po;                                                          \
+    for (; i + 2 * PF_BLOCK + 2 <= n; i += PF_BLOCK) {                                                 \
+        uint64_t m_nl = MASK(in + i, '\n');                                                            \
+        while (m_nl) {                                                                                  \
+            Py_ssize_t j = i + __builtin_ctzll(m_nl);                                                   \
+            m_nl &= m_nl - 1;                                                                           \
+            if (!(j >= 1 && j - 1 >= seg && in[j - 1] == '"' && in[j + 1] == '"')) {                  \
+                *pseg = seg, *po = o; /* out holds the body up to seg only */                          \
+                return;                                                                                 \
+            }                                                                                           \
+            Py_ssize_t from = seg > i ? seg : i;                                                        \
+            COPY(out + o + (from - seg), in + from);                                                    \
+            o += j - 1 - seg;                                                                           \
+            seg = j + 2;                                                                                \
+        }                                                                                               \
+        Py_ssize_t from = seg > i ? seg : i;                                                            \
+        COPY(out + o + (from - seg), in + from);                                                        \
+    }                                                                                                   \
+    /* seg stays the end of the last join (the loop after goes on from there) */                 \
+    *pi = i, *pseg = seg, *po = o;
+
+#if defined(__SSE2__)
+static void deframe_blocks_sse2(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *pi,
+                                Py_ssize_t *pseg, Py_ssize_t *po) {
+    DF_BLOCKS(SSE_MASK, pf_store64)
+}
+#endif
+#ifdef HAVE_SIMD_STATS
+AVX_TARGET static void deframe_blocks_avx2(const unsigned char *in, Py_ssize_t n, unsigned char *out,
+                                           Py_ssize_t *pi, Py_ssize_t *pseg, Py_ssize_t *po) {
+    DF_BLOCKS(pf_mask64_avx2, pf_store64_avx2)
+}
+#endif
+
+static void deframe_blocks(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *pi,
+                           Py_ssize_t *pseg, Py_ssize_t *po) {
+#ifdef HAVE_SIMD_STATS
+    if (use_simd()) {
+        deframe_blocks_avx2(in, n, out, pi, pseg, po);
+        return;
+    }
+#endif
+#if defined(__SSE2__)
+    deframe_blocks_sse2(in, n, out, pi, pseg, po);
+#endif
+}
+
 static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *last_seg,
                                 Py_ssize_t *last_o) {
     Py_ssize_t i = 0, seg = 0, o = 0;
@@ -1329,6 +1438,7 @@ static PyMethodDef methods[] = {
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
     {"unescape", native_unescape, METH_VARARGS, "unescape(buf, start=0, end=-1) -> bytes | None"},
+    {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, out) -> int"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,

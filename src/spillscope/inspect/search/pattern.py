@@ -174,7 +174,7 @@ class _Re2:
             pos = e
 
 
-    def byte_spans(self, data: bytes) -> Iterator[tuple[int, int]]:
+    def byte_spans(self, data: bytes | bytearray | memoryview) -> Iterator[tuple[int, int]]:
         """:meth:`spans` of a whole text given as its UTF-8 bytes, in byte offsets."""
         size = len(data)
         pos = 0

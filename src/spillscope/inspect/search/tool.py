@@ -135,12 +135,17 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
         size = source_size(handle)
         if not prefiltered and not tool_output_may_match(handle, size, pattern):
             return  # the needle's bytes are not in it: nothing to decode or count
-        spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX else None
+        spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX and isinstance(handle, int) else None
         if spans is not None:
-            data = read_range(handle, size, 0)
-            if len(data) == size and whole.plain_text(data):
-                yield from whole.hits(data, spans, limit, cancelled)
-                return
+            assert isinstance(handle, int)
+            buffers = whole.Buffers()
+            try:
+                data = buffers.read(handle, size)
+                if data is not None and whole.plain_text(data):
+                    yield from whole.hits(data, spans, limit, cancelled)
+                    return
+            finally:
+                buffers.close()
         codec = _PlainCodec(handle)
         search = _MessageSearch(codec, pattern, compiled, limit)
         yield from search.run(_plain_windows(handle, size, search), cancelled)

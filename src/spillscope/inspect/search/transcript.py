@@ -240,16 +240,29 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
             raise _Irregular()
     except TranscriptError:
         raise _Irregular() from None
-    spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX else None
-    # The whole file at once where each message is searched whole (see .whole).
-    buf = read_range(handle, size, 0) if spans is not None else b""
-    if len(buf) != size:
-        spans = None  # changed while read: window by window, as it is now
+    spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX and isinstance(handle, int) else None
+    buffers = whole.Buffers() if spans is not None else None
+    try:
+        yield from _messages(handle, pos, size, pattern, compiled, limit, cancelled, spans, buffers)
+    finally:
+        if buffers is not None:
+            buffers.close()
+
+
+def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: Matcher, limit: int | None,
+              cancelled: Callable[[], bool], spans: whole.Spans | None,
+              buffers: whole.Buffers | None) -> Iterator[ArtifactEvent]:
+    """The hits of each message from raw ``pos`` on: the whole file read once and each
+    message searched whole where ``spans`` says how (see .whole), else window by window."""
+    raw = None
+    if spans is not None and buffers is not None:
+        assert isinstance(handle, int)
+        raw = buffers.read(handle, size)  # None: changed while read, so window by window
     k = 0
     found = 0
     while True:
         k += 1
-        line = buf[pos : pos + 64] if spans is not None else read_range(handle, 64, pos)
+        line = bytes(raw[pos : pos + 64]) if raw is not None else read_range(handle, 64, pos)
         m = _HEADER.match(line)
         if m is None or int(m.group(1)) != k or m.group(2).decode() not in ROLES:
             raise _Irregular()
@@ -257,18 +270,17 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
         left = None if limit is None else limit - found
         start = pos + m.end()
         text = None
-        if spans is not None:
+        if raw is not None and spans is not None and buffers is not None:
             # The blank line before the next header (bytes.find is slow on "\n\n" in a text of
             # newlines). A blank line anywhere else leaves "\n" in the lines: deframing
             # refuses them and the window search says what they are.
-            blank = native_find(buf, _NEXT_HEADER, start - 1)
+            blank = native_find(raw, _NEXT_HEADER, start - 1)
             end = size if blank < 0 else blank + 1
             if end <= start:
                 raise _Irregular()  # a header without fragment lines
-            joined = native_deframe(buf, start, end)
-            text = whole.text_bytes(joined) if joined is not None else None
-        if text is not None:
-            for h in whole.hits(text, spans, left, cancelled):  # type: ignore[arg-type]
+            text = buffers.message_text(raw, start, end)
+        if text is not None and spans is not None:
+            for h in whole.hits(text, spans, left, cancelled):
                 found += 1
                 yield _Located(k, role, h)
             if cancelled() or (limit is not None and found >= limit):
@@ -295,17 +307,10 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
 _NEXT_HEADER = b"\n\n### Message "
 
 
-def native_find(buf: bytes, needle: bytes, start: int) -> int:
+def native_find(buf: memoryview, needle: bytes, start: int) -> int:
     nat = native.NATIVE
     assert nat is not None  # the whole-message path runs only with it
     return nat.find(buf, needle, start)
-
-
-def native_deframe(buf: bytes, start: int, end: int) -> bytes | None:
-    """The escaped text of the fragment lines ``buf[start:end]`` (None: not plain lines)."""
-    nat = native.NATIVE
-    assert nat is not None  # the whole-message path runs only with it
-    return nat.deframe(memoryview(buf)[start:end])
 
 
 def _find_blank(handle: Source, start: int, size: int) -> int:

@@ -15,7 +15,8 @@ folding (not RE2's): only the stretches around its ASCII part, found in C, are d
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator
+import threading
+from typing import Callable, Iterator, Union
 
 from ...util import native
 from ...util.text import js_normalize
@@ -29,7 +30,9 @@ WHOLE_MAX = int(os.environ.get("SPILLSCOPE_WHOLE_MAX", 64 << 20))
 #: Bytes of text on each side of a hit decoded for its context: at least CONTEXT code points.
 _CONTEXT_BYTES = CONTEXT * 4
 
-Spans = Callable[[bytes], Iterator[tuple[int, int]]]
+#: A text's UTF-8 bytes: a view of a reused buffer (see :class:`Buffers`) where it can be.
+Text = Union[bytes, bytearray, memoryview]
+Spans = Callable[[Text], Iterator[tuple[int, int]]]
 
 
 def byte_spans(pattern: Pattern, compiled: Matcher) -> Spans | None:
@@ -49,7 +52,7 @@ def byte_spans(pattern: Pattern, compiled: Matcher) -> Spans | None:
     except UnicodeEncodeError:
         return None  # a lone surrogate: never in the bytes this path takes
 
-    def literal(data: bytes) -> Iterator[tuple[int, int]]:
+    def literal(data: Text) -> Iterator[tuple[int, int]]:
         find, n = nat.find, len(needle)
         p = find(data, needle, 0)
         while p >= 0:
@@ -72,7 +75,7 @@ def _folded_literal(pattern: Pattern, compiled: Matcher) -> Spans | None:
     part = req.encode("ascii")
     width = 4 * len(js_normalize(pattern.text))
 
-    def spans(data: bytes) -> Iterator[tuple[int, int]]:
+    def spans(data: Text) -> Iterator[tuple[int, int]]:
         find_ci, size, m = nat.find_ci, len(data), len(part)
         last_end = 0
         p = find_ci(data, part, 0)
@@ -87,7 +90,7 @@ def _folded_literal(pattern: Pattern, compiled: Matcher) -> Spans | None:
                 lo -= 1  # a character's first byte (further out: the stretch only grows)
             while hi < size and data[hi] & 0xC0 == 0x80:
                 hi += 1
-            seg = data[lo:hi].decode("utf-8")
+            seg = str(data[lo:hi], "utf-8")
             at_cp, at_b = 0, lo
             for s, e in compiled.spans(seg, 0):
                 start = at_b + len(seg[at_cp:s].encode("utf-8"))
@@ -100,19 +103,64 @@ def _folded_literal(pattern: Pattern, compiled: Matcher) -> Spans | None:
     return spans
 
 
-def text_bytes(escaped: bytes | bytearray) -> bytes | None:
-    """A message's text as UTF-8 from its joined escaped lines, or None (see the module)."""
-    nat = native.NATIVE
-    return None if nat is None else nat.unescape(escaped)
+class Buffers:
+    """Two buffers a search of one file reads into and decodes into, reused from file to file
+    (taken from a small pool, given back on :meth:`close`): a fresh object per file or message
+    cost more in page faults than the work on its bytes. Buffers only grow; views of them
+    (:class:`memoryview`) are valid until the next read or decode."""
+
+    _pool: list[bytearray] = []
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        with Buffers._lock:
+            pool = Buffers._pool
+            self.raw = pool.pop() if pool else bytearray()
+            self.text = pool.pop() if pool else bytearray()
+
+    def _sized(self, name: str, size: int) -> bytearray:
+        buf: bytearray = getattr(self, name)
+        if len(buf) < size:
+            buf = bytearray(size + (size >> 3))  # no copy of old bytes; a little room to grow
+            setattr(self, name, buf)
+        return buf
+
+    def read(self, fd: int, size: int) -> memoryview | None:
+        """The local file ``fd``'s first ``size`` bytes (None if it has fewer now)."""
+        buf = self._sized("raw", size)
+        view = memoryview(buf)[:size]
+        if os.preadv(fd, [view], 0) != size:
+            return None
+        return view
+
+    def message_text(self, raw: memoryview, start: int, end: int) -> memoryview | None:
+        """The UTF-8 text of the fragment lines ``raw[start:end]`` (see the module), or None."""
+        nat = native.NATIVE
+        assert nat is not None
+        buf = self._sized("text", end - start + 16)
+        n = nat.message_text(raw, start, end, buf)
+        return None if n < 0 else memoryview(buf)[:n]
+
+    def close(self) -> None:
+        with Buffers._lock:
+            pool = Buffers._pool
+            for buf in (self.raw, self.text):
+                if len(pool) < POOL and len(buf) <= KEEP:
+                    pool.append(buf)
+        self.raw = self.text = bytearray()
 
 
-def plain_text(data: bytes) -> bool:
+#: Buffers kept for reuse (two per file searched at once), and the biggest kept.
+POOL, KEEP = 8, 16 << 20
+
+
+def plain_text(data: memoryview) -> bool:
     """Whether a tool output's bytes are its text as they are (valid UTF-8)."""
     nat = native.NATIVE
     return nat is not None and nat.utf8_stats(data) is not None
 
 
-def hits(data: bytes, spans: Spans, limit: int | None,
+def hits(data: Text, spans: Spans, limit: int | None,
          cancelled: Callable[[], bool] = lambda: False) -> Iterator[MessageHit]:
     """The hits of ``spans`` in the valid UTF-8 ``data``, with code point and byte offsets and
     the context each side (up to ``limit``)."""
@@ -136,8 +184,7 @@ def hits(data: bytes, spans: Spans, limit: int | None,
         hi = min(size, e + _CONTEXT_BYTES)
         while hi < size and data[hi] & 0xC0 == 0x80:
             hi -= 1
-        yield _hit(start, end, s, e, data[lo:s].decode("utf-8"), data[s:e].decode("utf-8"),
-                   data[e:hi].decode("utf-8"))
+        yield _hit(start, end, s, e, str(data[lo:s], "utf-8"), str(data[s:e], "utf-8"), str(data[e:hi], "utf-8"))
         found += 1
         if (limit is not None and found >= limit) or (found & 1023 == 0 and cancelled()):
             return
