@@ -1305,3 +1305,33 @@ def test_native_unescape_gives_the_decoder_s_text_or_declines(text: str, upper: 
     assert got == decode_escaped(raw).encode("utf-8")
     for bad in (b"\x01", b"\xff", b"\\ud800", b"\\q"):
         assert native.NATIVE.unescape(raw + bad) is None
+
+
+@pytest.mark.parametrize("simd", [0, 1])
+def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> None:
+    """native.message_text (deframe, then unescape, into reused buffers) gives the UTF-8 of the
+    exact text of fragment lines of every length, escapes side by side and at 16-byte
+    edges, or -1 where the Python path would decode otherwise."""
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    nat = native.NATIVE
+    was = nat.simd()
+    nat.simd(simd)
+    rng = random.Random(11 + simd)
+    work, out = bytearray(1 << 16), bytearray(1 << 16)
+    try:
+        for _ in range(3000):
+            text = "".join(rng.choice(["a", "b", '"', "\n", "\\", "é", "😀", "\t", "x" * rng.randrange(1, 40)])
+                           for _ in range(rng.randrange(1, 40)))
+            step = rng.choice([1, 3, 7, 16, 64])
+            lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
+            pad = b"junk" * rng.randrange(3)
+            data = pad + lines + pad
+            n = nat.message_text(data, len(pad), len(pad) + len(lines), work, out)
+            assert n >= 0 and bytes(out[:n]) == text.encode(), (text, lines)
+        assert nat.message_text(b'"a\\ud800"\n', 0, 11, work, out) == -1
+        assert nat.message_text(b'"a\x01"\n', 0, 6, work, out) == -1
+        with pytest.raises(ValueError):
+            nat.message_text(b'"a"\n', 0, 4, work, work)
+    finally:
+        nat.simd(was)

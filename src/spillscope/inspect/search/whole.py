@@ -104,7 +104,7 @@ def _folded_literal(pattern: Pattern, compiled: Matcher) -> Spans | None:
 
 
 class Buffers:
-    """Two buffers a search of one file reads into and decodes into, reused from file to file
+    """The buffers a search of one file reads into and decodes into, reused from file to file
     (taken from a small pool, given back on :meth:`close`): a fresh object per file or message
     cost more in page faults than the work on its bytes. Buffers only grow; views of them
     (:class:`memoryview`) are valid until the next read or decode."""
@@ -116,6 +116,7 @@ class Buffers:
         with Buffers._lock:
             pool = Buffers._pool
             self.raw = pool.pop() if pool else bytearray()
+            self.work = pool.pop() if pool else bytearray()
             self.text = pool.pop() if pool else bytearray()
 
     def _sized(self, name: str, size: int) -> bytearray:
@@ -137,21 +138,22 @@ class Buffers:
         """The UTF-8 text of the fragment lines ``raw[start:end]`` (see the module), or None."""
         nat = native.NATIVE
         assert nat is not None
+        work = self._sized("work", end - start + 16)
         buf = self._sized("text", end - start + 16)
-        n = nat.message_text(raw, start, end, buf)
+        n = nat.message_text(raw, start, end, work, buf)
         return None if n < 0 else memoryview(buf)[:n]
 
     def close(self) -> None:
         with Buffers._lock:
             pool = Buffers._pool
-            for buf in (self.raw, self.text):
+            for buf in (self.raw, self.work, self.text):
                 if len(pool) < POOL and len(buf) <= KEEP:
                     pool.append(buf)
-        self.raw = self.text = bytearray()
+        self.raw = self.work = self.text = bytearray()
 
 
-#: Buffers kept for reuse (two per file searched at once), and the biggest kept.
-POOL, KEEP = 8, 16 << 20
+#: Buffers kept for reuse (three per file searched at once), and the biggest kept.
+POOL, KEEP = 9, 16 << 20
 
 
 def plain_text(data: memoryview) -> bool:
