@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -59,6 +59,18 @@ class using:
     def __exit__(self, *exc: object) -> None:
         native.NATIVE = self.saved
         W.WHOLE_MAX = self.whole
+
+
+@pytest.fixture(params=[0, 1], ids=["sse2", "avx2"])
+def simd(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The C accelerator's vector loops: SSE2 only (0), or AVX2 where the CPU has it (1)."""
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("the C accelerator is not built")
+    was = nat.simd()
+    nat.simd(request.param)
+    yield request.param
+    nat.simd(was)
 
 
 def test_native_accelerator_is_built() -> None:
@@ -1103,7 +1115,6 @@ def test_syntax_read_otherwise_than_re2_gives_no_literal() -> None:
     assert required_literal(r"(?i)kiss", False) is None  # k, i and s fold to non-ASCII letters
 
 
-@pytest.mark.parametrize("simd", [0, 1])
 def test_the_native_prefilter_joins_fragment_lines_of_any_length_exactly(tmp_path: Path, simd: int) -> None:
     """The prefilter's join of a transcript's fragment lines (64 bytes at a time, AVX2 or
     SSE2) rules a file out only where the Python twin does, and never a file whose joined
@@ -1111,43 +1122,35 @@ def test_the_native_prefilter_joins_fragment_lines_of_any_length_exactly(tmp_pat
     of a block (several in one, one at its edges, runs of them), escapes near the edges."""
     from spillscope.inspect.search.prefilter import may_match, may_match_many
 
-    if native.NATIVE is None:
-        pytest.skip("the C accelerator is not built")
-    nat = native.NATIVE
-    was = nat.simd()
-    nat.simd(simd)
-    try:
-        rng = random.Random(simd)
-        needle = "quartz handover"
-        root = tmp_path / "session-0123456789ab"
-        root.mkdir()
-        paths, holds = [], []
-        for i in range(300):
-            words = [rng.choice(["ab", "quartz", "handover", " ", "x" * rng.randrange(1, 70), "\n", "é", '"']) for _ in range(60)]
-            if i % 3 == 0:
-                words.insert(rng.randrange(len(words)), needle)
-            if i % 17 == 5:
-                words.insert(rng.randrange(len(words)), rng.choice(["\x07", "/"]))  # escapes as \u0007: never ruled out
-            text = "".join(words)
-            lines, at = [], 0
-            while at < len(text):
-                n = rng.choice([1, 2, 3, rng.randrange(1, 150), 64, 63, 61])
-                lines.append(js_json_string(text[at : at + n]).replace("/", "\\/") + "\n")
-                at += n
-            if i % 5 == 2:  # a line of one quote, twice: the joins run into each other
-                lines.insert(rng.randrange(len(lines)), '"\n"\n')
-            path = root / f"{i:012x}-session-reference-1.txt"
-            path.write_bytes(("".join(lines)).encode())
-            paths.append(str(path))
-            holds.append(needle in text and i % 5 != 2)
-        pattern = P.Pattern(needle)
-        pattern.compile()
-        got = may_match_many(paths, [True] * len(paths), pattern)
-        assert got == [may_match(p, True, pattern) for p in paths]
-        assert all(g for g, h in zip(got, holds) if h)  # never a file that holds it
-        assert not all(got)  # and some are ruled out
-    finally:
-        nat.simd(was)
+    rng = random.Random(simd)
+    needle = "quartz handover"
+    root = tmp_path / "session-0123456789ab"
+    root.mkdir()
+    paths, holds = [], []
+    for i in range(300):
+        words = [rng.choice(["ab", "quartz", "handover", " ", "x" * rng.randrange(1, 70), "\n", "é", '"']) for _ in range(60)]
+        if i % 3 == 0:
+            words.insert(rng.randrange(len(words)), needle)
+        if i % 17 == 5:
+            words.insert(rng.randrange(len(words)), rng.choice(["\x07", "/"]))  # escapes as \u0007: never ruled out
+        text = "".join(words)
+        lines, at = [], 0
+        while at < len(text):
+            n = rng.choice([1, 2, 3, rng.randrange(1, 150), 64, 63, 61])
+            lines.append(js_json_string(text[at : at + n]).replace("/", "\\/") + "\n")
+            at += n
+        if i % 5 == 2:  # a line of one quote, twice: the joins run into each other
+            lines.insert(rng.randrange(len(lines)), '"\n"\n')
+        path = root / f"{i:012x}-session-reference-1.txt"
+        path.write_bytes(("".join(lines)).encode())
+        paths.append(str(path))
+        holds.append(needle in text and i % 5 != 2)
+    pattern = P.Pattern(needle)
+    pattern.compile()
+    got = may_match_many(paths, [True] * len(paths), pattern)
+    assert got == [may_match(p, True, pattern) for p in paths]
+    assert all(g for g, h in zip(got, holds) if h)  # never a file that holds it
+    assert not all(got)  # and some are ruled out
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
@@ -1188,7 +1191,6 @@ def test_a_text_searched_whole_gives_the_window_search_s_hits_and_context(
         assert run("native-windowed", pattern) == want, pattern
 
 
-@pytest.mark.parametrize("simd", [0, 1])
 def test_the_native_prefilter_read_a_chunk_at_a_time_gives_the_whole_file_s_verdict(tmp_path: Path, simd: int) -> None:
     """A file bigger than a chunk is checked a chunk at a time (a transcript's chunks cut just
     after a join, a tool output's overlapping by the needle): for chunks of 64 bytes up to
@@ -1197,54 +1199,48 @@ def test_the_native_prefilter_read_a_chunk_at_a_time_gives_the_whole_file_s_verd
     if native.NATIVE is None:
         pytest.skip("the C accelerator is not built")
     nat = native.NATIVE
-    was = nat.simd()
-    nat.simd(simd)
-    try:
-        rng = random.Random(40 + simd)
-        needle = "quartz handover"
-        paths: list[bytes] = []
-        kinds = bytearray()
-        holds = []
-        for i in range(120):
-            words = [rng.choice(["ab", "quartz", "handover", " ", "x" * rng.randrange(1, 90), "é", '"', "\n"])
-                     for _ in range(rng.randrange(5, 400))]
-            if i % 2 == 0:
-                words.insert(rng.randrange(len(words)), needle)
-            if i % 13 == 7:
-                words.insert(rng.randrange(len(words)), "\x07")  # \u0007 in a transcript: never ruled out
-            text = "".join(words)
-            if i % 3 == 0:
-                path = tmp_path / f"{i:012x}-bash.txt"
-                path.write_bytes(text.encode())
-                kinds.append(0)
-            else:
-                lines, at = [], 0
-                while at < len(text):
-                    n = rng.choice([1, 2, 64, 63, rng.randrange(1, 200)])
-                    lines.append(js_json_string(text[at : at + n]) + "\n")
-                    at += n
-                path = tmp_path / f"{i:012x}-session-reference-1.txt"
-                path.write_bytes("".join(lines).encode() if i % 11 else "".join(lines).encode()[:-1])  # one cut off
-                kinds.append(1)
-            paths.append(os.fsencode(path))
-            holds.append(needle in text)
-        nb = needle.encode()
-        for folded, plain in ((False, nb), (True, nb.lower())):
-            whole = nat.prefilter(paths, bytes(kinds), plain, plain, folded, 1 << 62, 2, 1 << 30)
-            assert all(v == 1 for v, h in zip(whole, holds) if h)
-            assert 0 in whole
-            for chunk in (64, 65, 100, 257, 1000, 4096):
-                got = nat.prefilter(paths, bytes(kinds), plain, plain, folded, 1 << 62, 2, chunk)
-                # A line longer than a chunk is not checked (1); everything else is the whole file's verdict.
-                assert all(g == w or (g == 1 and w == 0 and chunk < 400) for g, w in zip(got, whole)), chunk
-                assert all(g == 1 for g, h in zip(got, holds) if h), chunk
-                if chunk >= 400:
-                    assert got == whole, chunk
-    finally:
-        nat.simd(was)
+    rng = random.Random(40 + simd)
+    needle = "quartz handover"
+    paths: list[bytes] = []
+    kinds = bytearray()
+    holds = []
+    for i in range(120):
+        words = [rng.choice(["ab", "quartz", "handover", " ", "x" * rng.randrange(1, 90), "é", '"', "\n"])
+                 for _ in range(rng.randrange(5, 400))]
+        if i % 2 == 0:
+            words.insert(rng.randrange(len(words)), needle)
+        if i % 13 == 7:
+            words.insert(rng.randrange(len(words)), "\x07")  # \u0007 in a transcript: never ruled out
+        text = "".join(words)
+        if i % 3 == 0:
+            path = tmp_path / f"{i:012x}-bash.txt"
+            path.write_bytes(text.encode())
+            kinds.append(0)
+        else:
+            lines, at = [], 0
+            while at < len(text):
+                n = rng.choice([1, 2, 64, 63, rng.randrange(1, 200)])
+                lines.append(js_json_string(text[at : at + n]) + "\n")
+                at += n
+            path = tmp_path / f"{i:012x}-session-reference-1.txt"
+            path.write_bytes("".join(lines).encode() if i % 11 else "".join(lines).encode()[:-1])  # one cut off
+            kinds.append(1)
+        paths.append(os.fsencode(path))
+        holds.append(needle in text)
+    nb = needle.encode()
+    for folded, plain in ((False, nb), (True, nb.lower())):
+        whole = nat.prefilter(paths, bytes(kinds), plain, plain, folded, 1 << 62, 2, 1 << 30)
+        assert all(v == 1 for v, h in zip(whole, holds) if h)
+        assert 0 in whole
+        for chunk in (64, 65, 100, 257, 1000, 4096):
+            got = nat.prefilter(paths, bytes(kinds), plain, plain, folded, 1 << 62, 2, chunk)
+            # A line longer than a chunk is not checked (1); everything else is the whole file's verdict.
+            assert all(g == w or (g == 1 and w == 0 and chunk < 400) for g, w in zip(got, whole)), chunk
+            assert all(g == 1 for g, h in zip(got, holds) if h), chunk
+            if chunk >= 400:
+                assert got == whole, chunk
 
 
-@pytest.mark.parametrize("simd", [0, 1])
 def test_native_deframing_of_long_fragment_lines_equals_the_python_one(simd: int) -> None:
     """Deframing joins 64 bytes at a time while every newline is a join: over fragment lines of
     every length (joins at every offset of a block, several in one), runs of '"\\n"', a stray
@@ -1255,34 +1251,29 @@ def test_native_deframing_of_long_fragment_lines_equals_the_python_one(simd: int
     if native.NATIVE is None:
         pytest.skip("no native accelerator here")
     nat = native.NATIVE
-    was = nat.simd()
-    nat.simd(simd)
     rng = random.Random(7 + simd)
-    try:
-        for case in range(400):
-            lines = []
-            for _ in range(rng.randrange(1, 60)):
-                frag = "".join(rng.choice(["a", "é", '"', "\\", "\n", "x" * rng.randrange(1, 70), "😀"])
-                               for _ in range(rng.randrange(0, 6)))
-                lines.append(js_json_string(frag).encode() + b"\n")
-            data = b"".join(lines)
-            k = rng.randrange(len(data))
-            if case % 4 == 1:
-                data = data[:k] + b"\n" + data[k:]  # a stray newline
-            elif case % 4 == 2:
-                data = data[:k] + b'"\n"' + data[k:]  # a join's bytes where none belongs
-            elif case % 4 == 3:
-                data = data.replace(b'"\n"', b'"\n"\n"', 1)
-            with using("native"):
-                got = nat.deframe(data)
-            with using("python"):
-                try:
-                    want: bytes | None = E.deframe(data)
-                except ValueError:
-                    want = None
-            assert got == want, (case, data[:200])
-    finally:
-        nat.simd(was)
+    for case in range(400):
+        lines = []
+        for _ in range(rng.randrange(1, 60)):
+            frag = "".join(rng.choice(["a", "é", '"', "\\", "\n", "x" * rng.randrange(1, 70), "😀"])
+                           for _ in range(rng.randrange(0, 6)))
+            lines.append(js_json_string(frag).encode() + b"\n")
+        data = b"".join(lines)
+        k = rng.randrange(len(data))
+        if case % 4 == 1:
+            data = data[:k] + b"\n" + data[k:]  # a stray newline
+        elif case % 4 == 2:
+            data = data[:k] + b'"\n"' + data[k:]  # a join's bytes where none belongs
+        elif case % 4 == 3:
+            data = data.replace(b'"\n"', b'"\n"\n"', 1)
+        with using("native"):
+            got = nat.deframe(data)
+        with using("python"):
+            try:
+                want: bytes | None = E.deframe(data)
+            except ValueError:
+                want = None
+        assert got == want, (case, data[:200])
 
 
 @settings(max_examples=1500, deadline=None)
@@ -1307,7 +1298,6 @@ def test_native_unescape_gives_the_decoder_s_text_or_declines(text: str, upper: 
         assert native.NATIVE.unescape(raw + bad) is None
 
 
-@pytest.mark.parametrize("simd", [0, 1])
 def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> None:
     """native.message_text (deframe, then unescape, into reused buffers) gives the UTF-8 of the
     exact text of fragment lines of every length, escapes side by side and at 16-byte
@@ -1315,23 +1305,18 @@ def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> N
     if native.NATIVE is None:
         pytest.skip("no native accelerator here")
     nat = native.NATIVE
-    was = nat.simd()
-    nat.simd(simd)
     rng = random.Random(11 + simd)
     work, out = bytearray(1 << 16), bytearray(1 << 16)
-    try:
-        for _ in range(3000):
-            text = "".join(rng.choice(["a", "b", '"', "\n", "\\", "é", "😀", "\t", "x" * rng.randrange(1, 40)])
-                           for _ in range(rng.randrange(1, 40)))
-            step = rng.choice([1, 3, 7, 16, 64])
-            lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
-            pad = b"junk" * rng.randrange(3)
-            data = pad + lines + pad
-            n = nat.message_text(data, len(pad), len(pad) + len(lines), work, out)
-            assert n >= 0 and bytes(out[:n]) == text.encode(), (text, lines)
-        assert nat.message_text(b'"a\\ud800"\n', 0, 11, work, out) == -1
-        assert nat.message_text(b'"a\x01"\n', 0, 6, work, out) == -1
-        with pytest.raises(ValueError):
-            nat.message_text(b'"a"\n', 0, 4, work, work)
-    finally:
-        nat.simd(was)
+    for _ in range(3000):
+        text = "".join(rng.choice(["a", "b", '"', "\n", "\\", "é", "😀", "\t", "x" * rng.randrange(1, 40)])
+                       for _ in range(rng.randrange(1, 40)))
+        step = rng.choice([1, 3, 7, 16, 64])
+        lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
+        pad = b"junk" * rng.randrange(3)
+        data = pad + lines + pad
+        n = nat.message_text(data, len(pad), len(pad) + len(lines), work, out)
+        assert n >= 0 and bytes(out[:n]) == text.encode(), (text, lines)
+    assert nat.message_text(b'"a\\ud800"\n', 0, 11, work, out) == -1
+    assert nat.message_text(b'"a\x01"\n', 0, 6, work, out) == -1
+    with pytest.raises(ValueError):
+        nat.message_text(b'"a"\n', 0, 4, work, work)

@@ -734,13 +734,18 @@ static int count_run(const unsigned char *p, Py_ssize_t n, int escaped, long lon
     return escaped ? escaped_run(p, n, cp, ub) : utf8_run(p, n, cp, ub);
 }
 
+/* [start, end) as Python slices it: end -1 (or past the end) is the end; start within. */
+static inline void clamp_range(Py_ssize_t len, Py_ssize_t *start, Py_ssize_t *end) {
+    if (*end < 0 || *end > len) *end = len;
+    if (*start < 0) *start = 0;
+    if (*start > *end) *start = *end;
+}
+
 static PyObject *stats(PyObject *args, int escaped) {
     Py_buffer view;
     Py_ssize_t start = 0, end = -1;
     if (!PyArg_ParseTuple(args, "y*|nn", &view, &start, &end)) return NULL;
-    if (end < 0 || end > view.len) end = view.len;
-    if (start < 0) start = 0;
-    if (start > end) start = end;
+    clamp_range(view.len, &start, &end);
     long long cp = 0, ub = 0;
     int ok;
     const unsigned char *p = (const unsigned char *)view.buf + start;
@@ -972,9 +977,7 @@ static PyObject *native_unescape(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t start = 0, end = -1;
     if (!PyArg_ParseTuple(args, "y*|nn", &view, &start, &end)) return NULL;
-    if (end < 0 || end > view.len) end = view.len;
-    if (start < 0) start = 0;
-    if (start > end) start = end;
+    clamp_range(view.len, &start, &end);
     Py_ssize_t n = end - start;
     PyObject *res = PyBytes_FromStringAndSize(NULL, n); /* never longer than its escapes */
     if (res == NULL) {

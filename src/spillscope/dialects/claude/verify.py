@@ -274,6 +274,20 @@ class _Pass:
         if code not in ev.failures:  # one finding per check per file, however many records repeat it
             ev.failures[code] = finding(code, path=t.path, line=line, session=session, locator=target, detail=detail)
 
+    def _read_named(self, target: str, t: Transcript, line: int, session: str | None, form: str, named: str,
+                    notice: str) -> tuple[_Evidence, bytes] | None:
+        """The evidence for the spill file a notice names, and its bytes where they are to be
+        checked (None: it is not in the tree, content checks are off, or it could not be read)."""
+        ev = self._evidence(target, t, line, session, form, named, notice)
+        f = self.by_path.get(target)
+        if f is None or not self.options.check_content:
+            return None
+        data = self._load(f, ev, t, line, session)
+        if data is None:
+            return None
+        ev.passed.append("exists")
+        return ev, data
+
     def _load(self, f: SpillFile, ev: _Evidence, t: Transcript, line: int, session: str | None) -> bytes | None:
         if f.is_symlink:
             ev.unreadable = True
@@ -347,14 +361,10 @@ class _Pass:
         if target is None:
             self.outside.append(Link(t.path, line, session, form, None, notice.path, "unchecked", (), text))
             return
-        ev = self._evidence(target, t, line, session, form, notice.path, text)
-        f = self.by_path.get(target)
-        if f is None or not self.options.check_content:
+        got = self._read_named(target, t, line, session, form, notice.path, text)
+        if got is None:
             return
-        data = self._load(f, ev, t, line, session)
-        if data is None:
-            return
-        ev.passed.append("exists")
+        ev, data = got
         # Bash and PowerShell save the command's output file itself (their toolUseResult names it):
         # the label counts its bytes, and the preview was cut after its leading blank lines.
         shell = isinstance(tur.get("persistedOutputPath"), str) and self._resolve(tur["persistedOutputPath"]) == target
@@ -401,14 +411,10 @@ class _Pass:
         target = self._resolve(saved.path)
         if target is None:
             return
-        ev = self._evidence(target, t, line, session, saved.form, saved.path, text)
-        f = self.by_path.get(target)
-        if f is None or not self.options.check_content:
+        got = self._read_named(target, t, line, session, saved.form, saved.path, text)
+        if got is None:
             return
-        data = self._load(f, ev, t, line, session)
-        if data is None:
-            return
-        ev.passed.append("exists")
+        ev, data = got
         if saved.chars is not None:
             units = js_length(data)
             if units == saved.chars:

@@ -150,34 +150,20 @@ class _Re2:
 
     def spans(self, text: str, resume: int) -> Iterator[tuple[int, int]]:
         data = text.encode("utf-8", "surrogatepass")
-        size = len(data)
         cp = max(0, resume)
         # Where the search starts, in bytes; (at_b, at_cp) is the last position mapped.
-        pos = at_b = len(text[:cp].encode("utf-8", "surrogatepass"))
+        at_b = len(text[:cp].encode("utf-8", "surrogatepass"))
         at_cp = cp
-        match, unanchored = self.regexp.Match, self.unanchored
-        while pos <= size:
-            s, e = match(unanchored, data, pos, size)[0]
-            if s < 0:
-                return
-            if e == s:
-                if s >= size:
-                    return
-                pos = s + _char_len(data[s])
-                continue
+        for s, e in self.byte_spans(data, at_b):
             at_cp += _code_points(data, at_b, s)
-            at_b = s
             start = at_cp
             at_cp += _code_points(data, s, e)
             at_b = e
             yield start, at_cp
-            pos = e
 
-
-    def byte_spans(self, data: bytes | bytearray | memoryview) -> Iterator[tuple[int, int]]:
-        """:meth:`spans` of a whole text given as its UTF-8 bytes, in byte offsets."""
+    def byte_spans(self, data: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """The matches in the UTF-8 bytes ``data`` from byte ``pos`` on, in byte offsets."""
         size = len(data)
-        pos = 0
         match, unanchored = self.regexp.Match, self.unanchored
         while pos <= size:
             s, e = match(unanchored, data, pos, size)[0]
