@@ -25,6 +25,7 @@ from spillscope.inspect.search import records as R
 from spillscope.inspect.search import tool as TL
 from spillscope.inspect.search import transcript as T
 from spillscope.inspect.search import whole as W
+from spillscope.inspect.search import root as R_ROOT
 from spillscope.formats.transcript import TranscriptIndex, read_transcript, render_transcript
 
 TRICKY = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\ud800", "\udfff", "😀", "e\u0301", "\r\n", "\u2028",
@@ -1278,10 +1279,11 @@ def test_native_deframing_of_long_fragment_lines_equals_the_python_one(simd: int
 
 @settings(max_examples=1500, deadline=None)
 @given(text=st.lists(ALPHABET, max_size=200).map("".join), upper=st.booleans())
-def test_native_unescape_gives_the_decoder_s_text_or_declines(text: str, upper: bool) -> None:
-    """native.unescape (the whole-text search's decoder) gives exactly the UTF-8 of what the
-    Python decoder gives for a JSON string body, or None where it declines (a surrogate escape,
-    a raw control, invalid UTF-8): it never gives other text."""
+def test_native_message_text_gives_the_decoder_s_text_or_declines(text: str, upper: bool) -> None:
+    """native.message_text (the whole-text search's decoder) gives exactly the UTF-8 of what
+    the Python decoder gives for a fragment line, or -1 where it declines (a surrogate
+    escape, a raw control or quote, invalid UTF-8, an escape JSON does not have): it never
+    gives other text."""
     from spillscope.inspect.search.escapes import decode_escaped
 
     if native.NATIVE is None:
@@ -1290,12 +1292,19 @@ def test_native_unescape_gives_the_decoder_s_text_or_declines(text: str, upper: 
     if upper:
         body = body.upper()  # uppercase hex digits (and escapes JSON does not have: declined)
     raw = body.encode("utf-8", "surrogatepass")
-    got = native.NATIVE.unescape(raw)
-    if got is None:
-        return
-    assert got == decode_escaped(raw).encode("utf-8")
-    for bad in (b"\x01", b"\xff", b"\\ud800", b"\\q"):
-        assert native.NATIVE.unescape(raw + bad) is None
+    work, out = bytearray(len(raw) + 64), bytearray(len(raw) + 64)
+
+    def text_of(b: bytes) -> bytes | None:
+        line = b'"' + b + b'"\n'
+        n = native.NATIVE.message_text(line, 0, len(line), work, out)  # type: ignore[union-attr]
+        return None if n < 0 else bytes(out[:n])
+
+    got = text_of(raw)
+    if got is not None:
+        assert got == decode_escaped(raw).encode("utf-8")
+    for bad in (b"\x01", b"\xff", b"\\ud800", b"\\q", b'"', b"\x1f"):
+        assert text_of(raw + bad) is None, bad
+        assert text_of(bad + raw) is None, bad
 
 
 def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> None:
@@ -1320,3 +1329,72 @@ def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> N
     assert nat.message_text(b'"a\x01"\n', 0, 6, work, out) == -1
     with pytest.raises(ValueError):
         nat.message_text(b'"a"\n', 0, 4, work, work)
+
+
+def test_the_native_prefilter_joins_a_line_edge_at_the_end_of_its_vector_loop(tmp_path: Path, simd: int) -> None:
+    """A join whose newline is the first byte after the 64-byte loop (in the last 130-193
+    bytes of a file or chunk) is made: a needle across it is never ruled out (every file
+    length and split near there, whole files and 64-byte-aligned chunks)."""
+    nat = native.NATIVE
+    assert nat is not None
+    paths, kinds = [], bytearray()
+    for k in range(0, 200):
+        for first in (60, 61, 62, 63, 64, 65, 127, 128, 129):
+            data = b'"' + b"a" * first + b'x"\n"y' + b"b" * k + b'"\n'
+            path = tmp_path / f"{len(paths):012x}-session-reference-1.txt"
+            path.write_bytes(data)
+            paths.append(os.fsencode(path))
+            kinds.append(1)
+    for chunk in (1 << 30, 256, 193):
+        got = nat.prefilter(paths, bytes(kinds), b"xy", b"xy", False, 1 << 62, 2, chunk)
+        assert set(got) == {1}, (chunk, [i for i, v in enumerate(got) if v != 1][:5])
+
+
+def test_a_raw_quote_in_a_message_is_malformed_on_every_path(tmp_path: Path) -> None:
+    """A fragment line with an unescaped quote is not JSON: the whole-text search declines it
+    and the search reports the transcript as malformed, as the window and Python paths do."""
+    path = tmp_path / "000000000001-session-reference-1.txt"
+    text = render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                              "conversation": [{"role": "user", "text": 'say "quartz" now'},
+                                               {"role": "assistant", "text": "quartz again"}]}, 3)
+    path.write_bytes(js_utf8(text).replace(b'\\"', b'"'))
+    results = {}
+    for which in SCANNERS:
+        with using(which):
+            results[which] = [(type(ev).__name__, getattr(ev, "code", None)) for ev in
+                              T.search_transcript(str(path), P.Pattern("quartz"))]
+    assert results["native"] == results["python"] == results["native-windowed"]
+    assert ("Finding", "malformed-artifact") in results["python"]
+
+
+def test_hits_with_a_limit_of_zero_are_none() -> None:
+    from spillscope.inspect.search import whole
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    spans = whole.byte_spans(P.Pattern("a"), P.Pattern("a").compile())
+    assert spans is not None
+    assert list(whole.hits(b"aaa", spans, 0)) == []
+    assert len(list(whole.hits(b"aaa", spans, 2))) == 2
+
+
+@pytest.mark.parametrize("ahead_hits", [1, 3, 4096])
+def test_big_artifacts_searched_ahead_give_the_serial_search_s_hits(tmp_path: Path, ahead_hits: int,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Artifacts searched ahead on threads (every one, here) give the same hits in the same
+    order as one after another, however few hits each may hold ahead; a search closed early
+    leaves nothing waiting."""
+    root = write_demo(tmp_path / "demo").root
+    session = next(p for p in Path(root).iterdir() if p.is_dir())
+    (session / "000000000f01-bash.txt").write_bytes((b"needle " * 500 + b"\n") * 20)
+    (session / "000000000f02-bash.txt").write_bytes(b"needle\n" * 300)
+    pattern = P.Pattern("needle")
+    monkeypatch.setattr(R_ROOT, "BIG_ARTIFACT", 1 << 62)
+    want = [(h.path, h.message, h.start) for h in R_ROOT.search_root(root, pattern) if isinstance(h, R_ROOT.SearchHit)]
+    monkeypatch.setattr(R_ROOT, "BIG_ARTIFACT", 1)
+    monkeypatch.setattr(R_ROOT, "AHEAD_HITS", ahead_hits)
+    got = [(h.path, h.message, h.start) for h in R_ROOT.search_root(root, pattern) if isinstance(h, R_ROOT.SearchHit)]
+    assert got == want and len(want) > 10000
+    it = R_ROOT.search_root(root, pattern)
+    next(it)
+    it.close()  # stops what runs ahead; the test would hang on a search that kept going

@@ -41,13 +41,13 @@ static inline unsigned vec_mask(const unsigned char *block, unsigned char c) {
 }
 #endif
 
+static void deframe_blocks(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *pi,
+                           Py_ssize_t *pseg, Py_ssize_t *po);
+
 /* Writes body[start:] to out, which must have room for n + 16 bytes (whole 16-byte
  * blocks are stored, then counted); start is 0, or 1 when in[0] is a quote that no
  * match can take (in[1] is not a newline). Returns the body length, or -1 when a stray
  * newline remains. */
-static void deframe_blocks(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *pi,
-                           Py_ssize_t *pseg, Py_ssize_t *po);
-
 static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t start) {
     Py_ssize_t o = 0, i = start, last_end = 0; /* last_end: end of the last match */
     /* The lines joined 64 bytes at a time while every newline met is a join (all but the
@@ -109,11 +109,13 @@ static inline int framed(const unsigned char *in, Py_ssize_t n) {
     return n >= 2 && in[0] == '"' && in[n - 2] == '"' && in[n - 1] == '\n';
 }
 
-/* deframe_body for a caller that has released the GIL itself. */
+/* deframe(in[0:n]) written to out, for a caller that has released the GIL itself (see
+ * deframe_body). */
 static Py_ssize_t deframe_body_nogil(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
-    Py_ssize_t start = in[1] != '\n';
+    Py_ssize_t start = in[1] != '\n'; /* body[0] is then in[0]: skip it */
     Py_ssize_t o = deframe_into(in, n, out, start);
     if (o < 0) return -1;
+    /* body[1:-2]; a body shorter than 3 gives b"" */
     Py_ssize_t len = o < 3 ? 0 : o - 3;
     if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
     return len;
@@ -123,18 +125,14 @@ static Py_ssize_t deframe_body_nogil(const unsigned char *in, Py_ssize_t n, unsi
  * its length, or -1 where deframe gives None. The GIL is released for a big buffer: the
  * caller holds both buffers (an export of ``out`` if it is resizable). */
 static Py_ssize_t deframe_body(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
-    Py_ssize_t o, start = in[1] != '\n'; /* body[0] is then in[0]: skip it */
+    Py_ssize_t len;
     if (n >= BIG) {
         Py_BEGIN_ALLOW_THREADS
-        o = deframe_into(in, n, out, start);
+        len = deframe_body_nogil(in, n, out);
         Py_END_ALLOW_THREADS
     } else {
-        o = deframe_into(in, n, out, start);
+        len = deframe_body_nogil(in, n, out);
     }
-    if (o < 0) return -1;
-    /* body[1:-2]; a body shorter than 3 gives b"" */
-    Py_ssize_t len = o < 3 ? 0 : o - 3;
-    if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
     return len;
 }
 
@@ -903,12 +901,10 @@ static PyObject *native_find(PyObject *self, PyObject *args) { return find_commo
 static PyObject *native_find_ci(PyObject *self, PyObject *args) { return find_common(args, 1); }
 
 /* ---------------------------------------------------------------------------------
- * unescape(buf, start=0, end=-1) -> bytes | None
- *
- * The UTF-8 bytes of the text a JSON string body (buf[start:end], no quotes) stands for:
- * escaped.decode_escaped(body).encode("utf-8"), in one pass. None where that would need
- * more than this (the caller then decodes in Python): a \u escape of a surrogate (a pair
- * or a lone one), an escape JSON does not have, a raw control byte, or raw bytes that are
+ * The UTF-8 bytes of the text a JSON string body stands for (message_text, below):
+ * escaped.decode_escaped(body).encode("utf-8"), or -1 where that would need more than
+ * this (the caller then decodes in Python): a \u escape of a surrogate (a pair or a lone
+ * one), an escape JSON does not have, a raw control byte or quote, or raw bytes that are
  * not valid UTF-8 (checked on the result, which escapes only add valid UTF-8 to). The
  * search runs a regex over these bytes (RE2 takes UTF-8) instead of over a decoded str.
  */
@@ -927,17 +923,32 @@ static int has_control(const unsigned char *p, Py_ssize_t n) {
     return 0;
 }
 
+/* The first backslash or quote in p[i:n], or n: 16 bytes at a time. */
+static Py_ssize_t find_escape_or_quote(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+#if defined(__SSE2__)
+    const __m128i bs = _mm_set1_epi8('\\'), qu = _mm_set1_epi8('"');
+    for (; i + VEC <= n; i += VEC) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmpeq_epi8(v, qu)));
+        if (m) return i + __builtin_ctz(m);
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] == '\\' || p[i] == '"') return i;
+    return n;
+}
+
 static Py_ssize_t unescape_run(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
     Py_ssize_t i = 0, o = 0;
     while (i < n) {
-        /* ``out`` must not overlap ``in``. (A 16-byte SIMD copy up to each backslash ran at
-         * half this speed: an escape every line or so, and memchr is AVX2 in glibc.) */
-        const unsigned char *q = memchr(in + i, '\\', (size_t)(n - i));
-        Py_ssize_t j = q == NULL ? n : q - in;
+        /* ``out`` must not overlap ``in``. Up to the next backslash, or a raw quote (not
+         * JSON: declined, so the Python decoder says what is wrong). */
+        Py_ssize_t j = find_escape_or_quote(in, i, n);
         const unsigned char *e = in + j;
         memcpy(out + o, in + i, (size_t)(j - i));
         o += j - i;
         if (j >= n) break;
+        if (in[j] == '"') return -1;
         if (j + 1 >= n) return -1;
         unsigned char c = e[1];
         i = j + 2;
@@ -973,38 +984,6 @@ static Py_ssize_t unescape_run(const unsigned char *in, Py_ssize_t n, unsigned c
     return o;
 }
 
-static PyObject *native_unescape(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t start = 0, end = -1;
-    if (!PyArg_ParseTuple(args, "y*|nn", &view, &start, &end)) return NULL;
-    clamp_range(view.len, &start, &end);
-    Py_ssize_t n = end - start;
-    PyObject *res = PyBytes_FromStringAndSize(NULL, n); /* never longer than its escapes */
-    if (res == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    const unsigned char *in = (const unsigned char *)view.buf + start;
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
-    Py_ssize_t got;
-    int ok = 0;
-    long long cp = 0, ub = 0;
-    Py_BEGIN_ALLOW_THREADS
-    got = unescape_run(in, n, out);
-    if (got >= 0) {
-        if (has_control(in, n)) ok = -1; /* a raw control: JSON has none (the exact parser says why) */
-        if (ok == 0) ok = count_run(out, got, 0, &cp, &ub, NULL);
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (got < 0 || ok < 0) {
-        Py_DECREF(res);
-        Py_RETURN_NONE;
-    }
-    if (_PyBytes_Resize(&res, got) < 0) return NULL;
-    return res;
-}
-
 /* message_text(raw, start, end, work, out) -> int: the UTF-8 text of the fragment lines
  * raw[start:end], unescape(deframe(raw[start:end])), written into the writable buffer
  * ``out`` by way of ``work`` (two buffers of at least end - start + 16 bytes; never resized,
@@ -1033,6 +1012,7 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
     if (framed(in, n)) {
         Py_BEGIN_ALLOW_THREADS
         Py_ssize_t len = deframe_body_nogil(in, n, w);
+        /* A raw control: not JSON (the Python decoder refuses it, and says why). */
         if (len >= 0 && !has_control(w, len)) {
             got = unescape_run(w, len, p);
             if (got >= 0) ok = count_run(p, got, 0, &cp, &ub, NULL);
@@ -1172,10 +1152,6 @@ AVX_TARGET static int pf_blocks_avx2(const unsigned char *in, Py_ssize_t n, unsi
 }
 #endif
 
-/* ``*last_seg`` and ``*last_o`` get the state just after the last '"\n"' removed (0, 0 if
- * none): in[0:*last_seg] joins to out[0:*last_o], and a join of in[*last_seg:] from a fresh
- * start goes on exactly as this one would (the next removal depends only on the bytes from
- * there), which is where a file read a chunk at a time is cut. */
 /* deframe_into's fast start: the joins of PF_BLOCKS without its escape check, stopping at
  * the first block holding a newline that is not a join, or near the end: *pseg is then the
  * end of the last join (or the start) and out[0:*po] the body up to there. */
@@ -1227,6 +1203,10 @@ static void deframe_blocks(const unsigned char *in, Py_ssize_t n, unsigned char 
 #endif
 }
 
+/* ``*last_seg`` and ``*last_o`` get the state just after the last '"\n"' removed (0, 0 if
+ * none): in[0:*last_seg] joins to out[0:*last_o], and a join of in[*last_seg:] from a fresh
+ * start goes on exactly as this one would (the next removal depends only on the bytes from
+ * there), which is where a file read a chunk at a time is cut. */
 static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t *last_seg,
                                 Py_ssize_t *last_o) {
     Py_ssize_t i = 0, seg = 0, o = 0;
@@ -1244,11 +1224,9 @@ static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned 
     for (Py_ssize_t q = i; q + 1 < n; q++)
         if (in[q] == '\\' && (in[q + 1] == 'u' || in[q + 1] == '/')) return -1;
     *last_seg = seg, *last_o = o; /* o moves only where a join is */
-    if (seg < i) {
-        o += i - seg;
-        seg = i;
-    }
-    /* The rest as pf_join does it, from i (a newline before i was seen above). */
+    /* The rest one newline at a time from i (a newline before i was seen above). seg stays
+     * the end of the last join: a join whose newline is at i itself takes the quote at
+     * i - 1, and the copies from seg rewrite bytes already stored with the same bytes. */
     for (;;) {
         const unsigned char *q = i < n ? memchr(in + i, '\n', (size_t)(n - i)) : NULL;
         if (q == NULL) break;
@@ -1445,7 +1423,6 @@ static PyMethodDef methods[] = {
     {"utf8_stats", native_utf8_stats, METH_VARARGS, "utf8_stats(buf, start=0, end=-1) -> (int, int) | None"},
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
-    {"unescape", native_unescape, METH_VARARGS, "unescape(buf, start=0, end=-1) -> bytes | None"},
     {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, work, out) -> int"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},

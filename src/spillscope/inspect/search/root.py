@@ -233,19 +233,48 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
 BIG_ARTIFACT = 8 << 20
 #: Artifacts whose search may run ahead of the one whose hits are being yielded.
 SEARCH_AHEAD = 8
+#: Hits a search ahead holds for one artifact: the rest of its search goes on in its turn, so
+#: memory stays bounded (a dense pattern over a huge file) and its first hits come early.
+AHEAD_HITS = 4096
+
+_Ahead = tuple[list[SearchHit | Finding], Iterator[SearchHit | Finding] | None]
 
 
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
                     cancelled: Callable[[], bool], store: Storage) -> Iterator[SearchHit | Finding]:
     """:func:`_events` of each target that may match, in order, big ones searched ahead on
-    every core (their hits held until their turn: at most :data:`SEARCH_AHEAD` artifacts')."""
+    every core (each holding at most :data:`AHEAD_HITS` hits until its turn, then going on in
+    it); whatever is ahead stops when the caller stops."""
+    import threading
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    def collect(t: _Target) -> list[SearchHit | Finding]:
-        return [] if cancelled() else list(_events(t, pattern, max_count, cancelled, store))
+    stop = threading.Event()
+
+    def stopped() -> bool:
+        return stop.is_set() or cancelled()
+
+    def collect(t: _Target) -> _Ahead:
+        if stopped():
+            return [], None
+        events = _events(t, pattern, max_count, stopped, store)
+        held: list[SearchHit | Finding] = []
+        for ev in events:
+            held.append(ev)
+            if len(held) >= AHEAD_HITS or stopped():
+                return held, events  # the rest in its turn, on the caller's thread
+        return held, None
+
+    def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[SearchHit | Finding]:
+        if fut is None:
+            yield from _events(t, pattern, max_count, cancelled, store)
+            return
+        held, rest = fut.result()
+        yield from held
+        if rest is not None and not cancelled():
+            yield from rest
 
     pool: ThreadPoolExecutor | None = None
-    pending: deque[tuple[_Target, Future[list[SearchHit | Finding]] | None]] = deque()
+    pending: deque[tuple[_Target, Future[_Ahead] | None]] = deque()
     try:
         for t, may in checked:
             if not may:
@@ -263,17 +292,22 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
             while pending and (len(pending) > SEARCH_AHEAD or pending[0][1] is None):
                 if cancelled():
                     return
-                first, fut = pending.popleft()
-                yield from (fut.result() if fut is not None else _events(first, pattern, max_count, cancelled, store))
+                yield from turn(*pending.popleft())
         while pending:
             if cancelled():
                 return
-            first, fut = pending.popleft()
-            yield from (fut.result() if fut is not None else _events(first, pattern, max_count, cancelled, store))
+            yield from turn(*pending.popleft())
     finally:
+        # A search stopped early (cancelled, its reader gone): what runs ahead stops at its
+        # next window, and nothing waits for it.
+        stop.set()
         if pool is not None:
-            # A search stopped early (cancelled, its reader gone) does not wait for the look-ahead.
             pool.shutdown(wait=False, cancel_futures=True)
+            for _, fut in pending:
+                if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
+                    rest = fut.result()[1]
+                    if rest is not None and hasattr(rest, "close"):
+                        rest.close()  # its file closed now, not when collected
 
 
 #: Artifacts whose bytes are checked ahead of the one being searched (a bounded look-ahead).

@@ -179,6 +179,8 @@ def search_message_region(path: str, start: int, end: int, pattern: Pattern, *, 
 
 
 _HEADER = re.compile(rb"### Message ([1-9][0-9]*): ([a-z]+)\n\n")
+#: The blank line that ends a message and the next one's header.
+_NEXT_HEADER = b"\n\n### Message "
 
 
 def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
@@ -274,11 +276,9 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
             # The blank line before the next header (bytes.find is slow on "\n\n" in a text of
             # newlines). A blank line anywhere else leaves "\n" in the lines: deframing
             # refuses them and the window search says what they are.
-            blank = native_find(raw, _NEXT_HEADER, start - 1)
+            blank = _native_find(raw, _NEXT_HEADER, start - 1)
             end = size if blank < 0 else blank + 1
-            if end <= start:
-                raise _Irregular()  # a header without fragment lines
-            text = buffers.message_text(raw, start, end)
+            text = buffers.message_text(raw, start, end) if end > start else None
         if text is not None and spans is not None:
             for h in whole.hits(text, spans, left, cancelled):
                 found += 1
@@ -304,12 +304,10 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
         pos = message_end + 1  # past the blank line
 
 
-_NEXT_HEADER = b"\n\n### Message "
-
-
-def native_find(buf: memoryview, needle: bytes, start: int) -> int:
+def _native_find(buf: memoryview, needle: bytes, start: int) -> int:
+    """``buf.find(needle, start)`` in C (the whole-message path runs only with it)."""
     nat = native.NATIVE
-    assert nat is not None  # the whole-message path runs only with it
+    assert nat is not None
     return nat.find(buf, needle, start)
 
 

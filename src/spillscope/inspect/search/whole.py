@@ -4,11 +4,11 @@ The window-by-window search (:mod:`.message`) decodes every window to a ``str`` 
 and counts offsets as it goes: over a dense root that decoding, not the regex, is the search's
 cost (0.7 s of 3 s over 1 GB). A text that fits in memory (:data:`WHOLE_MAX`) whose bytes the
 native scanner takes as plain UTF-8 (a tool output as it is on disk; a message once its fragment
-lines are joined and its escapes undone in C, :func:`native.unescape`) is searched here instead:
+lines are joined and its escapes undone in C, ``native.message_text``) is searched here instead:
 RE2 runs on its bytes (it takes UTF-8), a fixed string is a ``memmem``, and only each hit's
 offsets and context are worked out in Python. The text is then exactly what the decoder gives,
 so the hits are the window search's; anything the C decoder declines (a lone surrogate, a raw
-control, invalid UTF-8) goes the window way. A fixed string ignoring case keeps Python's case
+control or quote, invalid UTF-8) goes the window way, which says what is wrong with it. A fixed string ignoring case keeps Python's case
 folding (not RE2's): only the stretches around its ASCII part, found in C, are decoded for it.
 """
 
@@ -23,9 +23,16 @@ from ...util.text import js_normalize
 from .pattern import Matcher, Pattern, _Re2
 from .records import CONTEXT, MessageHit, _hit
 
+def _whole_max() -> int:
+    try:
+        return int(os.environ.get("SPILLSCOPE_WHOLE_MAX", "")) if os.environ.get("SPILLSCOPE_WHOLE_MAX") else 64 << 20
+    except ValueError:
+        return 64 << 20  # a stray value in the environment never stops a search
+
+
 #: The largest text searched whole (bytes read at once); ``SPILLSCOPE_WHOLE_MAX`` sets it
 #: (0: always window by window, as the tests of that path ask).
-WHOLE_MAX = int(os.environ.get("SPILLSCOPE_WHOLE_MAX", 64 << 20))
+WHOLE_MAX = _whole_max()
 
 #: Bytes of text on each side of a hit decoded for its context: at least CONTEXT code points.
 _CONTEXT_BYTES = CONTEXT * 4
@@ -172,6 +179,8 @@ def hits(data: Text, spans: Spans, limit: int | None,
     found = 0
     at_b = at_cp = 0  # the last position mapped: byte offset and code points before it
     size = len(data)
+    if limit is not None and limit <= 0:
+        return
     for s, e in spans(data):
         got = stats(data, at_b, s)
         assert got is not None
