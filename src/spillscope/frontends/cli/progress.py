@@ -37,15 +37,17 @@ class Progress:
     WIDTH = 24
     UNITS = {"scan": "session dirs", "logs": "logs"}
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None) -> None:
+        # sys.stderr as it is now, not as it was when this module was imported (lazily, by
+        # the first command that shows progress: a test's captured stream, since closed).
+        self.stream = stream if stream is not None else sys.stderr
         self.start = time.monotonic()
         self.after = _seconds_setting("SPILLSCOPE_PROGRESS_AFTER", 0.5)
-        self.enabled = stream.isatty()
+        self.enabled = self.stream.isatty()
         self.shown = False
         self.last = 0.0
         # Block characters only where the stream can encode them.
-        self.fill = "█░" if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
+        self.fill = "█░" if (getattr(self.stream, "encoding", "") or "").lower().replace("-", "") == "utf8" else "#-"
 
     def __enter__(self) -> Callable[[str, int, int | None], None] | None:
         return self if self.enabled else None

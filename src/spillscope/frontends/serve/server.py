@@ -163,8 +163,11 @@ def _guarded_server(command: str, access: Access, err: TextIO) -> Any:
 
 def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
           rebase: str | None = None, limits: dict[str, int] | None = None, export_dir: str | None = None,
-          out: TextIO = sys.stdout, err: TextIO = sys.stderr, timeout: float | None = None) -> None:
-    """Serve the TUI on ``root`` until SIGINT or SIGTERM; never returns (the process exits)."""
+          out: TextIO | None = None, err: TextIO | None = None, timeout: float | None = None) -> None:
+    """Serve the TUI on ``root`` until SIGINT or SIGTERM; never returns (the process exits).
+    ``out`` and ``err``: sys.stdout and sys.stderr as they are when called."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
     require_textual_serve()
     from aiohttp import web
 
