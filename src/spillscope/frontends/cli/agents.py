@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..format import count, human_age, human_size
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...inspect.scan.listing import listing_totals, select
-from ...util.text import visible
 from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
