@@ -87,7 +87,7 @@ def _lines_of(text: str, s: int, e: int, context: int) -> tuple[int, list[str], 
     if text.endswith("\n"):
         lines.pop()  # a final newline ends the last line; it starts none
     first = text.count("\n", 0, s) + 1
-    last = first + text[s:e].count("\n")
+    last = first + text[s:e - 1].count("\n")  # the line of the hit's last character
 
     def cut(x: str) -> str:
         return x if len(x) <= CUT else x[:CUT] + "…"
@@ -262,7 +262,7 @@ def _hostile_oracle(root: Path, pattern: str, context: int) -> list[dict[str, An
 
 
 @pytest.mark.parametrize("pattern", ["second", "\u2028", "\x00", "\x1b[31m", "𝄞", "TAIL\nHEAD", "\r\nsecond",
-                                     "x" * 10, "\ufffd", "last"])
+                                     "x" * 10, "\ufffd", "last", "TAIL\n"])
 def test_hostile_text_lines_and_context(hostile: Path, pattern: str) -> None:
     want = _hostile_oracle(hostile, pattern, 1)
     assert want
@@ -271,9 +271,10 @@ def test_hostile_text_lines_and_context(hostile: Path, pattern: str) -> None:
     assert _jsonl(proc.stdout) == want
 
 
-def test_hostile_context_is_shown_inert_and_numbered(hostile: Path) -> None:
-    want = _hostile_oracle(hostile, "TAIL\nHEAD", 2)
-    proc = run("TAIL\nHEAD", str(hostile), "-C", "2", "--color", "always")
+@pytest.mark.parametrize("pattern", ["TAIL\nHEAD", "TAIL\n"])
+def test_hostile_context_is_shown_inert_and_numbered(hostile: Path, pattern: str) -> None:
+    want = _hostile_oracle(hostile, pattern, 2)
+    proc = run(pattern, str(hostile), "-C", "2", "--color", "always")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     # Only the writer's own SGR is sent: the text's ESC, NUL, CR, U+2028 are made visible.
@@ -285,7 +286,7 @@ def test_hostile_context_is_shown_inert_and_numbered(hostile: Path) -> None:
     for block, hit in zip(blocks, want):
         numbers = [re.match(r"    (\d+)([-:]) ", line) for line in block.splitlines()[1:]]
         n = hit["text_line"]
-        last = n + hit["match"].count("\n")
+        last = n + hit["match"][:-1].count("\n")  # a hit ending in a newline ends on the line it closes
         assert [(int(m[1]), m[2]) for m in numbers if m] == (
             [(n - len(hit["before_lines"]) + i, "-") for i in range(len(hit["before_lines"]))] + [(n, ":")]
             + [(last + 1 + i, "-") for i in range(len(hit["after_lines"]))])

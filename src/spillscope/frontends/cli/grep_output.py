@@ -133,7 +133,9 @@ def write_file(path: str, count: int, hits: Sequence[Shown], how: Output, out: T
         for i, text in enumerate(ln.before):
             out.write(f"    {first + i}- {one_line(text)}\n")
         out.write(f"    {ln.line}: {_mark(h, how.color)}\n")
-        last = ln.line + h.match.count("\n")  # the line the hit ends on
+        # The line the hit's last character is on: a hit ending in a newline ends on the line
+        # that newline closes, and the context after it starts on the next one.
+        last = ln.line + h.match[:-1].count("\n")
         for i, text in enumerate(ln.after, 1):
             out.write(f"    {last + i}- {one_line(text)}\n")
         out.write("--\n")
