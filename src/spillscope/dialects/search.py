@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Collection, Iterator
+from typing import TYPE_CHECKING, Any, Collection, Iterator
 
 from ..inspect.findings import Finding, finding
-from ..inspect.search.lines import HitLines, text_lines
 from ..inspect.search.pattern import Matcher
 from ..storage.local import open_regular
 from ..util.text import loads_exact
 from .base import Dialect
 from .sessions import sessions_of
+
+if TYPE_CHECKING:  # the line counter (and the transcript parser under it) loads only for -n/-C
+    from ..inspect.search.lines import HitLines
 
 CONTEXT = 40
 
@@ -107,6 +109,8 @@ def _in_text(path: str, kind: str, line: int | None, field: str | None, text: st
     spans = pattern.spans(text, -1)  # non-empty matches only: an empty one shows nothing
     located: list[HitLines] = []
     if lines[0]:
+        from ..inspect.search.lines import text_lines
+
         # Lines of this text only, counted in one pass over it for all its hits; -m cuts the
         # hits after, so a capped search counts the lines of hits it will not show (cheap).
         spans_list = list(spans)
