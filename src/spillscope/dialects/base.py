@@ -42,6 +42,9 @@ class Dialect(ABC):
     title: ClassVar[str]
     #: Where its tree usually is (for the "nothing matches" error).
     usual_path: ClassVar[str]
+    #: The top-level key of a transcript record naming its session, for a transcript whose
+    #: name does not say it (``grep --session``, :func:`.sessions.sessions_of`); empty: none.
+    record_session_key: ClassVar[str] = ""
 
     @abstractmethod
     def detect(self, tree: str) -> float:
@@ -56,7 +59,8 @@ class Dialect(ABC):
         return None
 
     def texts(self, tree: str) -> Iterator[tuple[str, str]]:
-        """Every file ``grep`` searches, with its kind (``spill`` or ``transcript``)."""
+        """Every file ``grep`` searches, with its kind (``spill`` or ``transcript``), sorted by
+        path (grep's results come in this order, however the layout was walked)."""
         return iter(())
 
 
@@ -87,5 +91,4 @@ class LayoutDialect(Dialect):
         return rule
 
     def texts(self, tree: str) -> Iterator[tuple[str, str]]:
-        texts: Iterator[tuple[str, str]] = self._layout().texts(tree)
-        return texts
+        return iter(sorted(self._layout().texts(tree)))

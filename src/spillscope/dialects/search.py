@@ -4,21 +4,39 @@ A spill file is searched as the text it holds (UTF-8; an invalid byte is U+FFFD,
 one code point). A transcript (JSON Lines) is searched record by record in its decoded
 strings — never in the escaped JSON, where a newline is ``\\n`` and a quote ``\\"`` — each
 hit naming its line and the string's place in the record (``message.content[1].content``).
+
+With ``line_numbers`` each hit also gets its :class:`~spillscope.inspect.search.lines.HitLines`
+(``grep -n``, ``-C N``) in the same decoded text its offsets count in: a spill file's text, or
+the one string (a transcript's strings count their lines from 1 each, as a dsh transcript's
+messages do); ``\n`` ends a line, so ``\r\n`` does too and U+2028 does not. ``sessions``
+and ``kinds`` (:data:`KINDS`) keep only the files they name, and nothing else is read.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Collection, Iterator
 
 from ..inspect.findings import Finding, finding
 from ..inspect.search.pattern import Matcher
 from ..storage.local import open_regular
 from ..util.text import loads_exact
 from .base import Dialect
+from .sessions import sessions_of
+
+if TYPE_CHECKING:  # the line counter (and the transcript parser under it) loads only for -n/-C
+    from ..inspect.search.lines import HitLines
 
 CONTEXT = 40
+
+#: What ``--kind`` names on another agent's tree: its transcripts, and its spill files (each
+#: holds one tool's output, so dsh's ``tool-output`` names them too).
+KINDS = {"transcript": "transcript", "spill": "spill", "tool-output": "spill"}
+
+
+class UnknownKind(ValueError):
+    """A ``--kind`` this agent's tree has no file of."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,25 +53,43 @@ class TextHit:
     before: str
     match: str
     after: str
+    #: The hit's line and context lines in the decoded text, when line numbers were asked for.
+    lines: HitLines | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "kind": self.kind, "line": self.line, "field": self.field,
                 "start": self.start, "end": self.end, "match": self.match}
 
 
-def search_tree(dialect: Dialect, tree: str, pattern: Matcher, *,
-                max_count: int | None = None) -> Iterator[TextHit | Finding]:
-    """Every hit of ``pattern`` in the dialect's spill files and transcripts, file by file."""
+def search_tree(dialect: Dialect, tree: str, pattern: Matcher, *, max_count: int | None = None,
+                line_numbers: bool = False, context: int = 0, sessions: Collection[str] | None = None,
+                kinds: Collection[str] | None = None) -> Iterator[TextHit | Finding]:
+    """Every hit of ``pattern`` in the dialect's spill files and transcripts, file by file in
+    the order :meth:`~.base.Dialect.texts` gives (sorted by path). Raises :class:`UnknownKind`
+    for a kind not in :data:`KINDS`, before anything is read."""
+    wanted = None
+    if kinds is not None:
+        unknown = sorted(set(kinds) - KINDS.keys())
+        if unknown:
+            raise UnknownKind(f"--kind {', '.join(unknown)}: {dialect.title} trees hold "
+                              f"{', '.join(sorted(KINDS))} (spill and tool-output are the same)")
+        wanted = {KINDS[k] for k in kinds}
+    owner = sessions_of(dialect, tree) if sessions is not None else None
+    lines = (line_numbers or context > 0, context)
     for path, kind in dialect.texts(tree):
+        if wanted is not None and kind not in wanted:
+            continue
+        if owner is not None and owner.get(path) not in set(sessions or ()):
+            continue
         try:
             with os.fdopen(open_regular(path), "rb") as f:
                 if kind == "spill":
-                    yield from _limit(_in_text(path, kind, None, None, f.read().decode("utf-8", "replace"), pattern),
-                                      max_count)
+                    text = f.read().decode("utf-8", "replace")
+                    yield from _limit(_in_text(path, kind, None, None, text, pattern, lines), max_count)
                 elif path.endswith(".json"):  # one JSON document (a legacy transcript, an OpenCode part)
-                    yield from _limit(_in_json(path, f.read(), pattern), max_count)
+                    yield from _limit(_in_json(path, f.read(), pattern, lines), max_count)
                 else:
-                    yield from _limit(_in_log(path, f, pattern), max_count)
+                    yield from _limit(_in_log(path, f, pattern, lines), max_count)
         except OSError as exc:
             yield finding("unreadable", path=path, detail=f"cannot search it: {exc.strerror or exc}")
 
@@ -69,12 +105,23 @@ def _limit(hits: Iterator[TextHit | Finding], max_count: int | None) -> Iterator
 
 
 def _in_text(path: str, kind: str, line: int | None, field: str | None, text: str,
-             pattern: Matcher) -> Iterator[TextHit]:
-    for s, e in pattern.spans(text, -1):  # non-empty matches only: an empty one shows nothing
-        yield TextHit(path, kind, line, field, s, e, text[max(0, s - CONTEXT):s], text[s:e], text[e:e + CONTEXT])
+             pattern: Matcher, lines: tuple[bool, int]) -> Iterator[TextHit]:
+    spans = pattern.spans(text, -1)  # non-empty matches only: an empty one shows nothing
+    located: list[HitLines] = []
+    if lines[0]:
+        from ..inspect.search.lines import text_lines
+
+        # Lines of this text only, counted in one pass over it for all its hits; -m cuts the
+        # hits after, so a capped search counts the lines of hits it will not show (cheap).
+        spans_list = list(spans)
+        located = text_lines([text], spans_list, lines[1]) if spans_list else []
+        spans = iter(spans_list)
+    for i, (s, e) in enumerate(spans):
+        yield TextHit(path, kind, line, field, s, e, text[max(0, s - CONTEXT):s], text[s:e], text[e:e + CONTEXT],
+                      located[i] if lines[0] else None)
 
 
-def _in_log(path: str, f: Any, pattern: Matcher) -> Iterator[TextHit | Finding]:
+def _in_log(path: str, f: Any, pattern: Matcher, lines: tuple[bool, int]) -> Iterator[TextHit | Finding]:
     for lineno, raw in enumerate(f, 1):
         try:
             rec = loads_exact(raw)
@@ -84,17 +131,17 @@ def _in_log(path: str, f: Any, pattern: Matcher) -> Iterator[TextHit | Finding]:
             continue
         scope = rec.get("message", rec) if isinstance(rec, dict) else rec
         for where, text in _strings(scope, "message" if scope is not rec else ""):
-            yield from _in_text(path, "transcript", lineno, where, text, pattern)
+            yield from _in_text(path, "transcript", lineno, where, text, pattern, lines)
 
 
-def _in_json(path: str, raw: bytes, pattern: Matcher) -> Iterator[TextHit | Finding]:
+def _in_json(path: str, raw: bytes, pattern: Matcher, lines: tuple[bool, int]) -> Iterator[TextHit | Finding]:
     try:
         rec = loads_exact(raw)
     except ValueError as exc:
         yield finding("malformed-log", path=path, detail=f"not JSON: {exc}")
         return
     for where, text in _strings(rec, ""):
-        yield from _in_text(path, "transcript", None, where, text, pattern)
+        yield from _in_text(path, "transcript", None, where, text, pattern, lines)
 
 
 def _strings(value: object, where: str) -> Iterator[tuple[str, str]]:

@@ -14,6 +14,8 @@ class ClaudeDialect(Dialect):
     name = "claude"
     title = "Claude Code"
     usual_path = "~/.claude/projects"
+    #: Every record carries it; an older subagent's ``agent-<id>.jsonl`` is named by nothing else.
+    record_session_key = "sessionId"
 
     def detect(self, tree: str) -> float:
         from .probe import detect  # names only: no scanning or checking code for a tree that is not Claude's
@@ -34,13 +36,12 @@ class ClaudeDialect(Dialect):
         from .layout import scan_project
         from .probe import project_dirs
 
+        found: list[tuple[str, str]] = []
         for path in project_dirs(tree):
             p = scan_project(path)
-            for f in p.files:
-                if f.is_regular:
-                    yield f.path, "spill"
-            for t in p.transcripts:
-                yield t.path, "transcript"
+            found.extend((f.path, "spill") for f in p.files if f.is_regular)
+            found.extend((t.path, "transcript") for t in p.transcripts)
+        return iter(sorted(found))
 
 
 DIALECT = ClaudeDialect()

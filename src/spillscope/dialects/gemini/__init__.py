@@ -18,6 +18,8 @@ class GeminiDialect(LayoutDialect):
     name = "gemini"
     title = "Gemini CLI"
     usual_path = "~/.gemini/tmp"
+    #: The chat's first record (its file name holds only the id's first 8 characters).
+    record_session_key = "sessionId"
 
 
 DIALECT = GeminiDialect()

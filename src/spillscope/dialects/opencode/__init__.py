@@ -9,6 +9,8 @@ class OpenCodeDialect(LayoutDialect):
     name = "opencode"
     title = "OpenCode"
     usual_path = "~/.local/share/opencode"
+    #: A part (``storage/part/<messageID>/<partID>.json``) names its session here.
+    record_session_key = "sessionID"
 
 
 DIALECT = OpenCodeDialect()

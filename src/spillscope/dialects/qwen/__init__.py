@@ -9,6 +9,8 @@ class QwenDialect(LayoutDialect):
     name = "qwen"
     title = "qwen-code"
     usual_path = "~/.qwen"
+    #: Every chat record carries it (the chat file is named by it too).
+    record_session_key = "sessionId"
 
 
 DIALECT = QwenDialect()

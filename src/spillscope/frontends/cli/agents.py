@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..format import count, human_age, human_size
 from ...inspect.findings import SEVERITY_RANK, Finding
 from ...inspect.scan.listing import listing_totals, select
-from ...util.text import visible
 from .args import NOTHING_CHECKED_STATUS, UsageError
 from .output import Chunked, cell, write_json, write_json_members
 
 if TYPE_CHECKING:
+    from ...dialects.search import TextHit
+    from .grep_output import Shown
     from ...dialects.records import Report
 
 def _inspect(args: argparse.Namespace) -> Report:
@@ -148,37 +149,46 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
-    from ...dialects.search import TextHit, search_tree
-    from ...util.text import ascii_json
+    """grep on another agent's tree, written by dsh's writer (grep_output.py): the same flags and formats."""
+    from ...dialects.search import UnknownKind, search_tree
     from ...inspect.search.pattern import Pattern, PatternError
     from .adapters import pattern_text
+    from .grep_output import Output, by_file, use_color, write_file, write_finding
 
-    # The grep conveniences are the dsh search's so far: refused by name, never ignored.
-    dsh_only = [flag for flag, given in (("-n", args.line_number), ("-C", args.context), ("-l", args.files_with_matches),
-                                         ("-c", args.count), ("--session", args.session), ("--kind", args.kind)) if given]
-    if dsh_only:
-        raise UsageError(f"grep {' '.join(dsh_only)}: not supported yet for {args.dialect.title} trees (dsh roots only)")
     try:
         compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
     except PatternError as exc:
         raise UsageError(str(exc)) from None
+    mode = "files" if args.files_with_matches else "count" if args.count else "hits"
+    how = Output(args.json, mode, args.line_number or args.context > 0, args.context,
+                 use_color(args.color, out, args.json), line_key="text_line")
+    events = search_tree(args.dialect, args.root, compiled, max_count=1 if mode == "files" else args.max_count,
+                         line_numbers=how.line_number and mode == "hits", context=args.context if mode == "hits" else 0,
+                         sessions=args.session, kinds=args.kind)
     hits = 0
-    for ev in search_tree(args.dialect, args.root, compiled, max_count=args.max_count):
-        if isinstance(ev, Finding):
-            sys.stderr.write(f"spillscope grep: {ev.code}: {visible(ev.where, one_line=True)}: "
-                             f"{visible(ev.detail, one_line=True)}\n")
-            continue
-        assert isinstance(ev, TextHit)
-        hits += 1
-        if args.json:
-            out.write(ascii_json(ev.to_json()) + "\n")
-        else:
-            where = ev.path if ev.line is None else f"{ev.path}:{ev.line} {ev.field}"
-            ctx = "".join(visible(t, one_line=True).replace("\n", "↵").replace("\t", "→")
-                          for t in (ev.before, "[[", ev.match, "]]", ev.after))
-            out.write(f"{visible(where, one_line=True)}: {ev.kind} cp {ev.start}-{ev.end}\n    {ctx}\n")
+    try:
+        for item in by_file(events):
+            if isinstance(item, Finding):
+                write_finding(item, sys.stderr)
+                continue
+            hits += len(item)
+            write_file(item[0].path, len(item), [_shown(h) for h in item] if mode == "hits" else [], how, out)
+    except UnknownKind as exc:
+        raise UsageError(str(exc)) from None
     out.flush()
     return 0 if hits else 1
+
+
+def _shown(hit: TextHit) -> Shown:
+    from .grep_output import Shown
+
+    # ``path:LINE field`` locates the transcript string (the JSONL line and the string's place
+    # in the record), as dsh's ``message N`` does; -n's ``line N`` follows, inside that string.
+    where = hit.path if hit.line is None and hit.field is None else \
+        f"{hit.path}:{hit.line} {hit.field}" if hit.line is not None else f"{hit.path} {hit.field}"
+    # Yellow, dsh's "unlinked": this search does not say whether the model saw the hit.
+    return Shown(hit.path, f"{where}: {hit.kind}", f" cp {hit.start}-{hit.end}", hit.before, hit.match, hit.after,
+                 "1;33", hit.to_json(), hit.lines)
 
 
 def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:

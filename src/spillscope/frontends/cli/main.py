@@ -217,9 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
     listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
     sp.add_argument("--session", action="append", metavar="ID",
-                    help="only this session (its id in the logs or its dir's name); repeatable")
-    sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "unknown"),
-                    help="only artifacts of this kind; repeatable")
+                    help="only this session (its id in the logs or its dir's name; another agent's session id); "
+                         "repeatable")
+    sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "spill", "unknown"),
+                    help="only artifacts of this kind (spill = tool-output; unknown: dsh only); repeatable")
     sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                     help="colour the hits (auto: on a terminal, unless NO_COLOR is set)")
     sp.set_defaults(func=cmd_grep)

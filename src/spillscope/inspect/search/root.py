@@ -149,8 +149,10 @@ def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
     return out, findings
 
 
-#: What ``--kind`` accepts: the kinds, and a short name for the transcript's.
-KIND_NAMES = {"transcript": TRANSCRIPT, TRANSCRIPT: TRANSCRIPT, TOOL_OUTPUT: TOOL_OUTPUT, "unknown": "unknown"}
+#: What ``--kind`` accepts: the kinds, and short names for the transcript's and (``spill``,
+#: as on another agent's tree) the tool output's.
+KIND_NAMES = {"transcript": TRANSCRIPT, TRANSCRIPT: TRANSCRIPT, TOOL_OUTPUT: TOOL_OUTPUT, "spill": TOOL_OUTPUT,
+              "unknown": "unknown"}
 
 
 def in_session(selected: Collection[str], session: str | None, session_dir: str) -> bool:
