@@ -64,9 +64,10 @@ class _Target:
     seen_for: Callable[[], SeenRanges] | None  # per message (tool output: key 0)
 
 
-def _targets(root: str, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
-    """Every artifact to search, in order, and the findings that stop one being searched."""
-    if logs is None and open_storage(root).tree is not None:
+def _targets(root: str, local: bool, logs: str | None, rebase: str | None) -> tuple[list[_Target], list[Finding]]:
+    """Every artifact to search, in order, and the findings that stop one being searched
+    (``local``: the root is a directory)."""
+    if logs is None and local:
         return _local_targets(root)
     return _linked_targets(root, logs, rebase)
 
@@ -173,7 +174,9 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     anything is read for a bad pattern."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
-    targets, findings = _targets(root_s, None if logs is None else os.fspath(logs), rebase)
+    store = open_storage(root_s)  # chosen once: each artifact is opened in it
+    local = store.tree is not None
+    targets, findings = _targets(root_s, local, None if logs is None else os.fspath(logs), rebase)
     if sessions is not None:
         targets = [t for t in targets if in_session(sessions, t.session, t.session_dir)]
         dirs = {t.session_dir for t in targets}
@@ -187,8 +190,6 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     yield from findings
     if not targets:
         return
-    store = open_storage(root_s)  # chosen once: each artifact is opened in it
-    local = store.tree is not None
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store)

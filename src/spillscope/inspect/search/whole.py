@@ -8,8 +8,9 @@ lines are joined and its escapes undone in C, ``native.message_text``) is search
 RE2 runs on its bytes (it takes UTF-8), a fixed string is a ``memmem``, and only each hit's
 offsets and context are worked out in Python. The text is then exactly what the decoder gives,
 so the hits are the window search's; anything the C decoder declines (a lone surrogate, a raw
-control or quote, invalid UTF-8) goes the window way, which says what is wrong with it. A fixed string ignoring case keeps Python's case
-folding (not RE2's): only the stretches around its ASCII part, found in C, are decoded for it.
+control or quote, invalid UTF-8) goes the window way, which says what is wrong with it. A fixed
+string ignoring case keeps Python's case folding (not RE2's): only the stretches around its
+ASCII part, found in C, are decoded for it.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from ...util.text import js_normalize
 from .pattern import Matcher, Pattern, _Re2
 from .records import CONTEXT, MessageHit, _hit
 
-def _whole_max() -> int:
+
+def _whole_max(default: int = 64 << 20) -> int:
     try:
-        return int(os.environ.get("SPILLSCOPE_WHOLE_MAX", "")) if os.environ.get("SPILLSCOPE_WHOLE_MAX") else 64 << 20
+        return int(os.environ.get("SPILLSCOPE_WHOLE_MAX") or default)
     except ValueError:
-        return 64 << 20  # a stray value in the environment never stops a search
+        return default  # a stray value in the environment never stops a search
 
 
 #: The largest text searched whole (bytes read at once); ``SPILLSCOPE_WHOLE_MAX`` sets it
