@@ -795,7 +795,7 @@ def test_grep_writes_in_blocks_even_when_python_is_unbuffered(tmp_path: Path, mo
 def test_only_i_k_and_s_match_beyond_ascii_when_case_is_ignored() -> None:
     """The case-insensitive prefilter trusts that an ASCII character matches only ASCII
     characters under re.IGNORECASE, but for i, k and s: checked over every code point."""
-    from spillscope.inspect.search.pattern import _FOLDS_BEYOND_ASCII
+    from spillscope.inspect.search.required import _FOLDS_BEYOND_ASCII
 
     beyond = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
     for c in map(chr, range(0x80)):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
 from ...util.text import js_normalize
-from .required import required_literal
+from .required import ascii_run, required_literal
 
 #: A regex match longer than this many code points may be cut at a window edge; ``^``, ``$``
 #: and ``\b`` see at least this many code points of text on each side of a window.
@@ -107,23 +107,10 @@ def _compile(pattern: Pattern) -> Matcher:
     return _PythonLiteral(re.compile(re.escape(js_normalize(pattern.text)), flags))
 
 
-#: The ASCII letters that match a non-ASCII character when case is ignored (i: U+0130,
-#: U+0131; k: U+212A KELVIN SIGN; s: U+017F LONG S), as Python's re folds case.
-_FOLDS_BEYOND_ASCII = frozenset("iIkKsS")
-
-
 def _required(text: str) -> str | None:
     """The longest run of ``text`` whose characters each match only ASCII characters
     when case is ignored, lowercased; None when there is none."""
-    best, run = "", []
-    for ch in text + "\x80":
-        if ch < "\x80" and ch not in _FOLDS_BEYOND_ASCII:
-            run.append(ch)
-            continue
-        if len(run) > len(best):
-            best = "".join(run)
-        run = []
-    return best.lower() or None
+    return ascii_run(text).lower() or None
 
 
 class _PythonLiteral:

@@ -58,7 +58,7 @@ def required_literal(pattern: str, ignore_case: bool) -> tuple[str, bool] | None
     runs: list[str] = []
     _runs(parsed.data, C, runs, [], folded)
     if folded:
-        runs = [r for run in runs if (r := _ascii_run(run))]
+        runs = [r for run in runs if (r := ascii_run(run))]
     if not runs:
         return None
     best = max(runs, key=len)
@@ -89,7 +89,7 @@ def _flush(runs: list[str], cur: list[str]) -> None:
         cur.clear()
 
 
-def _ascii_run(text: str) -> str:
+def ascii_run(text: str) -> str:
     """The longest part of ``text`` whose characters match only ASCII when case is ignored."""
     best, run = "", []
     for ch in text + "\x80":
