@@ -130,12 +130,17 @@ class _MessageSearch:
         if not w.final and not self.done():
             self._keep_tail(data, w.carry)
 
-    def _keep_tail(self, data: bytes | bytearray, carry: int) -> None:
-        lo = max(0, carry - CONTEXT_BYTES)
-        while lo < carry and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
+    def _decoded_before(self, data: bytes | bytearray, end: int) -> tuple[str, bool]:
+        """The text of up to CONTEXT_BYTES of ``data`` before ``end`` (from a character and
+        escape boundary), decoded, and whether it reaches back to the window's start."""
+        lo = max(0, end - CONTEXT_BYTES)
+        while lo < end and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
             lo += 1
-        tail = self.codec.decode(data[lo:carry])
-        if lo == 0:
+        return self.codec.decode(data[lo:end]), lo == 0
+
+    def _keep_tail(self, data: bytes | bytearray, carry: int) -> None:
+        tail, whole_window = self._decoded_before(data, carry)
+        if whole_window:
             tail = self._lead + tail  # a short window: the text before it still counts
         self._tail = tail[-CONTEXT:]
         self._tail_pending = True
@@ -199,12 +204,8 @@ class _MessageSearch:
     def _keep_context(self, w: _Window, start_cp: int) -> None:
         """After a skipped window, the decoded text just before its carry point: what
         :meth:`_text_window` puts before the next window's text."""
-        data, carry = w.data, w.carry
-        lo = max(0, carry - CONTEXT_BYTES)
-        while lo < carry and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
-            lo += 1
-        tail = self.codec.decode(data[lo:carry])
-        if lo == 0 and self._context_end == start_cp:
+        tail, whole_window = self._decoded_before(w.data, w.carry)
+        if whole_window and self._context_end == start_cp:
             tail = self._context + tail  # a short window: the text before it still counts
         self._context = tail[-REGEX_OVERLAP:]
         self._context_end = self.known_cp
@@ -270,13 +271,10 @@ class _MessageSearch:
             self._tail_pending = False
 
     def _context_bytes(self, data: bytes | bytearray, p: int, e: int) -> tuple[str, str]:
-        lo = max(0, p - CONTEXT_BYTES)
-        while lo < p and (data[lo] & 0xC0 == 0x80 or not self.codec.boundary(data, lo)):
-            lo += 1
+        before, whole_window = self._decoded_before(data, p)
         hi = min(len(data), e + CONTEXT_BYTES)
         while hi > e and hi < len(data) and (data[hi] & 0xC0 == 0x80 or not self.codec.boundary(data, hi)):
             hi -= 1
-        before = self.codec.decode(data[lo:p])
-        if lo == 0:
+        if whole_window:
             before = self._lead + before  # the window starts within a hit's context
         return before, self.codec.decode(data[e:hi])

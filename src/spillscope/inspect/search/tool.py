@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from ...storage import Storage
 from ...util import native
 from ...util.text import utf8_len
 from . import whole
@@ -16,7 +17,6 @@ from .message import _MessageSearch, _Window
 from .pattern import Pattern
 from .prefilter import tool_output_may_match
 from .records import MessageHit
-from ...storage import Storage
 from .source import WINDOW, Source, close_source, open_source, read_range, source_size
 
 class _PlainCodec:
