@@ -16,21 +16,22 @@ in :mod:`.checks`; the registry and detection in :mod:`spillscope.dialects`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Collection, Iterator
 
 from ..util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .records import (Link as Link, LinkStatus as LinkStatus, Options as Options, Report as Report,
-                          RetentionRule as RetentionRule, SpillFile as SpillFile, Transcript as Transcript,
-                          lstat_file as lstat_file)
+                          RetentionRule as RetentionRule, SpillFile as SpillFile, StoredRecord as StoredRecord,
+                          Transcript as Transcript, lstat_file as lstat_file)
+    from ..inspect.findings import Finding
 
-__all__ = ["Dialect", "LayoutDialect", "Link", "LinkStatus", "Options", "Report", "RetentionRule", "SpillFile", "Transcript",
-           "lstat_file"]
+__all__ = ["Dialect", "LayoutDialect", "Link", "LinkStatus", "Options", "Report", "RetentionRule", "SpillFile",
+           "StoredRecord", "Transcript", "lstat_file"]
 
 # The records load on first use: a dialect's class needs none of them to be defined.
 __getattr__, _ = lazy_exports(__name__, {"..records": ("Link", "LinkStatus", "Options", "Report", "RetentionRule",
-                                                       "SpillFile", "Transcript", "lstat_file")})
+                                                       "SpillFile", "StoredRecord", "Transcript", "lstat_file")})
 
 
 class Dialect(ABC):
@@ -63,10 +64,17 @@ class Dialect(ABC):
         path (grep's results come in this order, however the layout was walked)."""
         return iter(())
 
+    def records(self, path: str, sessions: Collection[str] | None) -> Iterator[StoredRecord | Finding] | None:
+        """The records of a transcript ``texts`` gave that is a database, not a file of JSON
+        (OpenCode's ``opencode.db``), in a stable order, of ``sessions`` only if given, and
+        findings for what cannot be read; None for a file ``grep`` reads itself."""
+        return None
+
 
 class LayoutDialect(Dialect):
     """A dialect whose rules live in its package's ``layout`` module, imported when first used:
-    ``inspect_tree(tree, options) -> Report``, ``retention_rule(tree)`` and ``texts(tree)``;
+    ``inspect_tree(tree, options) -> Report``, ``retention_rule(tree)`` and ``texts(tree)`` (and
+    ``records(path, sessions)`` where a transcript is a database);
     and whose ``detect(tree) -> float`` lives in its ``probe`` module, which reads names only
     and imports none of the layout (detecting a dsh root costs no other agent's code)."""
 
@@ -92,3 +100,10 @@ class LayoutDialect(Dialect):
 
     def texts(self, tree: str) -> Iterator[tuple[str, str]]:
         return iter(sorted(self._layout().texts(tree)))
+
+    def records(self, path: str, sessions: Collection[str] | None) -> Iterator[StoredRecord | Finding] | None:
+        layout = self._layout()
+        if not hasattr(layout, "records"):
+            return None
+        got: Iterator[StoredRecord | Finding] | None = layout.records(path, sessions)
+        return got

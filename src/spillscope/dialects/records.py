@@ -52,6 +52,19 @@ class Transcript:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """One transcript record a database keeps rather than a file (OpenCode's ``opencode.db``):
+    where it is (table, ``id``, ``rowid``), its session, and its JSON as stored (bytes)."""
+
+    table: str
+    #: The row's own id (decoded with U+FFFD where not UTF-8; ``rowid`` names it exactly).
+    id: str
+    rowid: int
+    session: str | None
+    data: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
     """A spill file and the place in a transcript that names it (or a notice whose file is gone).
 

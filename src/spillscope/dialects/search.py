@@ -4,12 +4,16 @@ A spill file is searched as the text it holds (UTF-8; an invalid byte is U+FFFD,
 one code point). A transcript (JSON Lines) is searched record by record in its decoded
 strings — never in the escaped JSON, where a newline is ``\\n`` and a quote ``\\"`` — each
 hit naming its line and the string's place in the record (``message.content[1].content``).
+A transcript kept in a database (OpenCode's ``opencode.db``: :meth:`~.base.Dialect.records`)
+is searched row by row, each row's JSON as one document, as a JSON file is; its hits name
+the row (table, id, rowid) and come in the order the dialect gives the rows.
 
 With ``line_numbers`` each hit also gets its :class:`~spillscope.inspect.search.lines.HitLines`
 (``grep -n``, ``-C N``) in the same decoded text its offsets count in: a spill file's text, or
 the one string (a transcript's strings count their lines from 1 each, as a dsh transcript's
 messages do); ``\n`` ends a line, so ``\r\n`` does too and U+2028 does not. ``sessions``
-and ``kinds`` (:data:`KINDS`) keep only the files they name, and nothing else is read.
+and ``kinds`` (:data:`KINDS`) keep only the files (and a database's rows) they name, and
+nothing else is read.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .sessions import sessions_of
 
 if TYPE_CHECKING:  # the line counter (and the transcript parser under it) loads only for -n/-C
     from ..inspect.search.lines import HitLines
+    from .records import StoredRecord
 
 CONTEXT = 40
 
@@ -55,10 +60,16 @@ class TextHit:
     after: str
     #: The hit's line and context lines in the decoded text, when line numbers were asked for.
     lines: HitLines | None = None
+    #: The database row the record is (table, id, rowid), for a transcript kept in one
+    #: (OpenCode's ``opencode.db``); None in a file.
+    row: tuple[str, str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "line": self.line, "field": self.field,
-                "start": self.start, "end": self.end, "match": self.match}
+        out: dict[str, Any] = {"path": self.path, "kind": self.kind, "line": self.line, "field": self.field,
+                               "start": self.start, "end": self.end, "match": self.match}
+        if self.row is not None:  # a member of a database's hits only: a file's keep their shape
+            out["row"] = {"table": self.row[0], "id": self.row[1], "rowid": self.row[2]}
+        return out
 
 
 def search_tree(dialect: Dialect, tree: str, pattern: Matcher, *, max_count: int | None = None,
@@ -79,9 +90,14 @@ def search_tree(dialect: Dialect, tree: str, pattern: Matcher, *, max_count: int
     for path, kind in dialect.texts(tree):
         if wanted is not None and kind not in wanted:
             continue
-        if owner is not None and owner.get(path) not in set(sessions or ()):
+        # A database holds many sessions' records: it keeps the asked sessions' rows itself.
+        stored = dialect.records(path, sessions) if kind == "transcript" else None
+        if stored is None and owner is not None and owner.get(path) not in set(sessions or ()):
             continue
         try:
+            if stored is not None:
+                yield from _limit(_in_records(path, stored, pattern, lines), max_count)
+                continue
             with os.fdopen(open_regular(path), "rb") as f:
                 if kind == "spill":
                     text = f.read().decode("utf-8", "replace")
@@ -105,7 +121,7 @@ def _limit(hits: Iterator[TextHit | Finding], max_count: int | None) -> Iterator
 
 
 def _in_text(path: str, kind: str, line: int | None, field: str | None, text: str,
-             pattern: Matcher, lines: tuple[bool, int]) -> Iterator[TextHit]:
+             pattern: Matcher, lines: tuple[bool, int], row: tuple[str, str, int] | None = None) -> Iterator[TextHit]:
     spans = pattern.spans(text, -1)  # non-empty matches only: an empty one shows nothing
     located: list[HitLines] = []
     if lines[0]:
@@ -118,7 +134,7 @@ def _in_text(path: str, kind: str, line: int | None, field: str | None, text: st
         spans = iter(spans_list)
     for i, (s, e) in enumerate(spans):
         yield TextHit(path, kind, line, field, s, e, text[max(0, s - CONTEXT):s], text[s:e], text[e:e + CONTEXT],
-                      located[i] if lines[0] else None)
+                      located[i] if lines[0] else None, row)
 
 
 def _in_log(path: str, f: Any, pattern: Matcher, lines: tuple[bool, int]) -> Iterator[TextHit | Finding]:
@@ -142,6 +158,25 @@ def _in_json(path: str, raw: bytes, pattern: Matcher, lines: tuple[bool, int]) -
         return
     for where, text in _strings(rec, ""):
         yield from _in_text(path, "transcript", None, where, text, pattern, lines)
+
+
+def _in_records(path: str, records: Iterator[StoredRecord | Finding], pattern: Matcher,
+                lines: tuple[bool, int]) -> Iterator[TextHit | Finding]:
+    """A database's records, each searched as one JSON document (as a JSON file is), its hits
+    naming the row."""
+    for rec in records:
+        if isinstance(rec, Finding):
+            yield rec
+            continue
+        try:
+            doc = loads_exact(rec.data if rec.data is not None else b"")
+        except ValueError as exc:
+            yield finding("malformed-log", path=path, line=rec.rowid, session=rec.session,
+                          detail=f"{rec.table} {rec.id} (rowid {rec.rowid}): data is not JSON: {exc}")
+            continue
+        row = (rec.table, rec.id, rec.rowid)
+        for where, text in _strings(doc, ""):
+            yield from _in_text(path, "transcript", None, where, text, pattern, lines, row)
 
 
 def _strings(value: object, where: str) -> Iterator[tuple[str, str]]:

@@ -38,7 +38,8 @@ def sessions_of(dialect: Dialect, tree: str) -> dict[str, str | None]:
         out[f.path] = f.session if f.session is not None else linked.get(f.path)
     for t in report.transcripts:
         session = t.parent or t.session
-        # Only JSON is asked (never opencode.db, which grep does not search and is no JSON Lines).
+        # Only JSON is asked: a database (opencode.db) holds many sessions, and grep keeps the
+        # asked sessions' rows of it itself (Dialect.records).
         if session is None and dialect.record_session_key and t.path.endswith((".jsonl", ".json")):
             session = _from_records(t.path, dialect.record_session_key)
         out[t.path] = session

@@ -19,11 +19,11 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from typing import Iterator
+from typing import Collection, Iterator
 
 from ...inspect.findings import Finding, finding
 from ...util.text import loads_exact
-from ..records import Options, Report, RetentionRule, Transcript
+from ..records import Options, Report, RetentionRule, StoredRecord, Transcript
 from ..engine import UNUSABLE, Layout, Notice, read_json, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import DB, TOOL_OUTPUT, data_dir
@@ -39,8 +39,18 @@ def retention_rule(tree: str) -> RetentionRule:
 def texts(tree: str) -> Iterator[tuple[str, str]]:
     layout = scan(tree)
     yield from ((f.path, "spill") for f in layout.files if f.is_regular)
-    # opencode.db is not JSON Lines: grep searches the spill files and the JSON parts.
-    yield from ((t.path, "transcript") for t in layout.transcripts if t.path.endswith(".json"))
+    # opencode.db is searched row by row (records below), the older storage's parts as files.
+    yield from ((t.path, "transcript") for t in layout.transcripts)
+
+
+def records(path: str, sessions: Collection[str] | None) -> Iterator[StoredRecord | Finding] | None:
+    """The ``message`` and ``part`` rows of ``opencode.db`` (None for a JSON part: a file grep
+    reads itself), each its ``data`` column as stored, named by table, id and rowid."""
+    if os.path.basename(path) != DB:
+        return None
+    from .db import rows
+
+    return rows(path, sessions)
 
 
 def scan(tree: str) -> Layout:
@@ -84,18 +94,20 @@ def _parts(layout: Layout, findings: list[Finding]) -> Iterator[_Part]:
 
 
 def _db_parts(t: Transcript, findings: list[Finding]) -> Iterator[_Part]:
-    """Every tool part of ``opencode.db``, read-only (``line`` is the part's rowid)."""
-    from urllib.parse import quote
+    """Every tool part of ``opencode.db``, read-only, creating no file (``line`` is the part's rowid)."""
+    from .db import connect
 
     try:
-        con = sqlite3.connect(f"file:{quote(os.path.abspath(t.path))}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        findings.append(finding("unreadable", path=t.path, detail=f"cannot open the database read-only: {exc}"))
+        con = connect(t.path, findings)
+    except (OSError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        findings.append(finding("unreadable", path=t.path, detail=f"cannot open the database read-only: {reason}"))
         return
     try:
         rows = con.execute("SELECT rowid, session_id, data FROM part WHERE data LIKE '%outputPath%' "
                            "OR data LIKE '%truncated...%' ORDER BY rowid")
-        for rowid, session, raw in rows:
+        for rowid, raw_session, raw in rows:
+            session = raw_session.decode("utf-8", "replace") if isinstance(raw_session, bytes) else None
             try:
                 data = loads_exact(raw if isinstance(raw, (str, bytes)) else b"")
             except ValueError as exc:

@@ -186,6 +186,8 @@ def _shown(hit: TextHit) -> Shown:
     # in the record), as dsh's ``message N`` does; -n's ``line N`` follows, inside that string.
     where = hit.path if hit.line is None and hit.field is None else \
         f"{hit.path}:{hit.line} {hit.field}" if hit.line is not None else f"{hit.path} {hit.field}"
+    if hit.row is not None:  # a database's row: ``opencode.db part prt_… field``, found by its id
+        where = f"{hit.path} {hit.row[0]} {hit.row[1]} {hit.field}"
     # Yellow, dsh's "unlinked": this search does not say whether the model saw the hit.
     return Shown(hit.path, f"{where}: {hit.kind}", f" cp {hit.start}-{hit.end}", hit.before, hit.match, hit.after,
                  "1;33", hit.to_json(), hit.lines)
