@@ -6,7 +6,9 @@ computed here independently: the files are found by each agent's documented layo
 spill file is its bytes decoded as UTF-8 with replacement, a transcript is parsed with ``json``
 line by line (a JSON document whole) and its strings walked (under ``message`` where a record has
 one), hits are ``str.find`` left to right, lines are what ``\\n`` separates in that one text, and
-a file's session comes from its path or its records.
+a file's session comes from its path or its records. OpenCode's ``opencode.db`` is read from a
+copy with ``sqlite3``: each ``message`` row (by session, id) then each ``part`` row (by message,
+id), its ``data`` one JSON document naming the row (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import json
 import os
 import re
 import sqlite3
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -44,7 +48,8 @@ def _files(agent: str, tree: Path) -> list[tuple[Path, str]]:
              "qwen": [("tmp/*/tool-results/*", "spill"), ("tmp/*/*.output", "spill"),
                       ("projects/*/chats/*.jsonl", "transcript")],
              "gemini": [("*/tool-outputs/**/*", "spill"), ("*/chats/**/*.jsonl", "transcript")],
-             "opencode": [("tool-output/*", "spill"), ("storage/part/**/*.json", "transcript")]}[agent]
+             "opencode": [("tool-output/*", "spill"), ("storage/part/**/*.json", "transcript"),
+                          ("opencode.db", "transcript")]}[agent]
     found = {(p, kind) for g, kind in globs for p in tree.glob(g) if p.is_file() and not p.is_symlink()}
     return sorted(found, key=lambda pk: str(pk[0]))
 
@@ -60,15 +65,45 @@ def _strings(value: object, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(v, f"{where}[{i}]")
 
 
-def _texts(path: Path, kind: str) -> Iterator[tuple[int | None, str | None, str]]:
-    """(JSONL line, field, decoded text) of each text grep searches in one file."""
+Row = dict[str, Any]  # a database row as a hit names it: table, id, rowid
+
+
+def db_rows(path: Path) -> list[tuple[Row, str, bytes]]:
+    """(row, session, data) of each ``message`` row by (session_id, id), then each ``part`` row
+    by (message_id, id) — bytes order, as SQLite's — read from a copy (the database and its WAL:
+    the copy recovers the WAL's commits), so the tree under test is never opened here."""
+    out: list[tuple[Row, str, bytes]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        shutil.copyfile(path, copy)
+        if Path(f"{path}-wal").exists():
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        con = sqlite3.connect(copy)
+        con.text_factory = bytes
+        try:
+            for table, key in (("message", "session_id"), ("part", "message_id")):
+                got = con.execute(f"SELECT rowid, id, session_id, {key}, data FROM {table}").fetchall()
+                for rowid, ident, session, k, data in sorted(got, key=lambda r: (r[3], r[1])):
+                    out.append(({"table": table, "id": ident.decode(), "rowid": rowid}, session.decode(), data))
+        finally:
+            con.close()
+    return out
+
+
+def _texts(path: Path, kind: str) -> Iterator[tuple[int | None, str | None, str, Row | None]]:
+    """(JSONL line, field, decoded text, database row) of each text grep searches in one file."""
+    if path.name == "opencode.db":
+        for row, _, data in db_rows(path):
+            for where, text in _strings(json.loads(data), ""):
+                yield None, where, text, row
+        return
     data = path.read_bytes()
     if kind == "spill":
-        yield None, None, data.decode("utf-8", "replace")
+        yield None, None, data.decode("utf-8", "replace"), None
         return
     if path.suffix == ".json":
         for where, text in _strings(json.loads(data), ""):
-            yield None, where, text
+            yield None, where, text, None
         return
     for n, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
@@ -79,7 +114,7 @@ def _texts(path: Path, kind: str) -> Iterator[tuple[int | None, str | None, str]
         else:
             base = ""
         for where, text in _strings(rec, base):
-            yield n, where, text
+            yield n, where, text, None
 
 
 def _lines_of(text: str, s: int, e: int, context: int) -> tuple[int, list[str], list[str]]:
@@ -100,14 +135,14 @@ def oracle(agent: str, tree: Path, pattern: str, context: int = 0) -> list[dict[
     """Every hit as ``grep --json -C context`` writes it, in order."""
     out = []
     for path, kind in _files(agent, tree):
-        for line, field, text in _texts(path, kind):
+        for line, field, text, row in _texts(path, kind):
             i = 0
             while (s := text.find(pattern, i)) >= 0:
                 e = s + len(pattern)
                 n, before, after = _lines_of(text, s, e, context)
                 out.append({"path": str(path), "kind": "spill" if kind == "spill" else "transcript", "line": line,
                             "field": field, "start": s, "end": e, "match": text[s:e], "text_line": n,
-                            "before_lines": before, "after_lines": after})
+                            "before_lines": before, "after_lines": after, **({"row": row} if row else {})})
                 i = e
     return out
 
@@ -121,7 +156,7 @@ def _first_key(path: Path, key: str) -> str | None:
 def sessions(agent: str, tree: Path) -> dict[str, str | None]:
     """The session of each file: from its path where the layout puts it in one, else its records,
     else the session whose transcript (or OpenCode part) names the file."""
-    files = _files(agent, tree)
+    files = [(p, k) for p, k in _files(agent, tree) if p.name != "opencode.db"]  # many sessions: db_rows
     out: dict[str, str | None] = {}
     for path, kind in files:
         rel = path.relative_to(tree).parts
@@ -136,9 +171,8 @@ def sessions(agent: str, tree: Path) -> dict[str, str | None]:
         if kind == "spill" and agent in ("qwen", "opencode"):
             name = path.name.encode()
             owner = [out[str(t)] for t, k in files if k == "transcript" and name in t.read_bytes()]
-            if agent == "opencode" and not owner:
-                with sqlite3.connect(f"file:{tree / 'opencode.db'}?mode=ro", uri=True) as db:
-                    owner = [r[0] for r in db.execute("SELECT session_id FROM part WHERE instr(data, ?)", (path.name,))]
+            if agent == "opencode" and not owner and (tree / "opencode.db").exists():
+                owner = [s for _, s, data in db_rows(tree / "opencode.db") if name in data]
             out[str(path)] = owner[0] if owner else None
     return out
 
@@ -198,8 +232,12 @@ def test_session_keeps_only_that_sessions_files(agent: str) -> None:
     owner = sessions(agent, tree)
     named = [s for s in owner.values() if s is not None]
     chosen = max(set(named), key=lambda s: (named.count(s), s))
-    texts = {str(p): any(t for _, _, t in _texts(p, k)) for p, k in _files(agent, tree)}
+    texts = {str(p): any(t for _, _, t, _ in _texts(p, k)) for p, k in _files(agent, tree)}
     want = [p for p in sorted(owner) if owner[p] == chosen and texts[p]]
+    db = tree / "opencode.db"
+    if agent == "opencode" and any(s == chosen and any(t for _, t in _strings(json.loads(d), ""))
+                                   for _, s, d in db_rows(db)):
+        want = sorted([*want, str(db)])  # the database, for its rows of that session
     assert 1 < len(want)
     # Both kinds of a session: its transcript and the spill files its layout or links give it.
     assert {k for p, k in _files(agent, tree) if str(p) in want} == {"spill", "transcript"} or agent == "opencode"
