@@ -164,6 +164,22 @@ def test_opencode_db_is_read_only_while_opencode_writes_it(tmp_path: Path) -> No
     assert before == after
 
 
+def test_opencode_db_in_wal_mode_opencode_has_closed_gets_no_wal_or_shm(tmp_path: Path) -> None:
+    """OpenCode not running: its database is in WAL mode with no -wal/-shm beside it, and a
+    ``mode=ro`` connection alone would create both and leave them in the tree."""
+    import sqlite3
+
+    tree = tmp_path / "opencode"
+    shutil.copytree(FIXTURES / "opencode" / "share", tree)
+    con = sqlite3.connect(tree / "opencode.db")
+    assert con.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    con.close()
+    before = sorted(p.name for p in tree.iterdir())
+    report = _inspect("opencode", tree)
+    assert report.findings == [] and len(report.status_of()) == 5
+    assert sorted(p.name for p in tree.iterdir()) == before == ["opencode.db", "storage", "tool-output"]
+
+
 def test_every_dialect_folder_is_registered_and_offered_by_the_cli() -> None:
     """Adding an agent is one folder plus one line in REGISTERED: the two must agree, and the
     CLI's --agent choices come from the registry."""
