@@ -50,8 +50,10 @@ BUSY_TIMEOUT = 2.0
 #: The tables whose ``data`` is a transcript's record, in the order grep searches them
 #: (sorted, as the older storage's ``message/`` sorts before ``part/``), each row ordered as
 #: its JSON file sorted by path: ``message`` by (session, id), ``part`` by (message, id) —
-#: the part table's ``part_message_id_id_idx``. Ids are ascending (OpenCode's
-#: ``Identifier.ascending``), so this is also the order they were written in.
+#: the order OpenCode itself reads a message's parts in (``hydrate`` in
+#: ``packages/opencode/src/session/message-v2.ts`` @007a9409bafea06d6b9084ff1f6d1fe9f5e3a803,
+#: over the part table's ``part_message_id_id_idx``). Ids are ascending, so within a session or
+#: a message this is also the order they were written in.
 TABLES = {"message": "session_id, id", "part": "message_id, id"}
 
 _HEADER = b"SQLite format 3\x00"
