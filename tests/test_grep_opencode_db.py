@@ -129,6 +129,22 @@ def test_human_output_names_the_database_row(tree: Path) -> None:
     assert f"{db} part prt_h1 state.output: transcript line 5 cp" in bare
 
 
+def test_a_hostile_row_id_is_shown_inert_and_given_exactly_in_json(tree: Path) -> None:
+    db = tree / "opencode.db"
+    ident = "prt_\x1b[31m\n\u2028\U0001d11e"
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("INSERT INTO part VALUES (?, 'msg_z', ?, 1, 1, ?)", (ident, SES, _data({"text": "marker"})))
+    con.close()
+    proc = run("marker", str(db.parent), "--color", "always")
+    assert proc.returncode == 0, proc.stderr
+    bare = proc.stdout.replace("\x1b[35m", "").replace("\x1b[1;33m", "").replace("\x1b[0m", "")
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f\u2028\u2029]", bare.replace("\n", ""))
+    assert len(proc.stdout.splitlines()) == 2  # the head and the hit: the id's newline is shown, not sent
+    (hit,) = _jsonl(run("marker", str(db.parent), "--json").stdout)
+    assert hit["row"]["id"] == ident and hit["field"] == "text"
+
+
 def test_files_with_matches_counts_and_max_count(tree: Path) -> None:
     want: dict[str, int] = {}
     for h in oracle("opencode", tree, "TAIL"):
