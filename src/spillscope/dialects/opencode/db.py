@@ -82,6 +82,12 @@ def connect(path: str, notes: list[Finding]) -> sqlite3.Connection:
     return con
 
 
+def not_opened(path: str, exc: OSError | sqlite3.Error) -> Finding:
+    """The finding for a database :func:`connect` refused (its reason, without errno's number)."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    return finding("unreadable", path=path, detail=f"cannot open the database read-only: {reason}")
+
+
 def rows(path: str, sessions: Collection[str] | None = None) -> Iterator[StoredRecord | Finding]:
     """Every ``message`` and ``part`` row (:data:`TABLES` order), of ``sessions`` only if given.
 
@@ -91,8 +97,7 @@ def rows(path: str, sessions: Collection[str] | None = None) -> Iterator[StoredR
     try:
         con = connect(path, notes)
     except (OSError, sqlite3.Error) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        yield finding("unreadable", path=path, detail=f"cannot open the database read-only: {reason}")
+        yield not_opened(path, exc)
         return
     try:
         yield from notes

@@ -95,13 +95,12 @@ def _parts(layout: Layout, findings: list[Finding]) -> Iterator[_Part]:
 
 def _db_parts(t: Transcript, findings: list[Finding]) -> Iterator[_Part]:
     """Every tool part of ``opencode.db``, read-only, creating no file (``line`` is the part's rowid)."""
-    from .db import connect
+    from .db import connect, not_opened
 
     try:
         con = connect(t.path, findings)
     except (OSError, sqlite3.Error) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        findings.append(finding("unreadable", path=t.path, detail=f"cannot open the database read-only: {reason}"))
+        findings.append(not_opened(t.path, exc))
         return
     try:
         rows = con.execute("SELECT rowid, session_id, data FROM part WHERE data LIKE '%outputPath%' "
