@@ -11,6 +11,7 @@
  *   escaped_stats          len() and utf8_len() of search_escapes.decode_escaped
  *   utf8_stats             len() and utf8_len() of bytes.decode("utf-8") (None if invalid)
  *   index_lines            the parser's fragments + TranscriptIndex._index_batch
+ *   skip_lines             deframe + measure_escaped of the lines before a needle may start
  * Where the input is anything but the plain, strict JSON text the writer emits, they say
  * so (None, or "irregular") and the Python path decides (and locates any error). The big
  * loops run without the GIL; SSE2 (every x86-64) where it pays, plain C elsewhere; the
@@ -1027,7 +1028,7 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------------------
- * prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB) -> bytes
+ * prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size) -> bytes
  *
  * prefilter.may_match over many files in one call, on ``threads`` threads, without the
  * GIL: one verdict byte per path, 0 (ruled out: the needle's encoded form is not in its
@@ -1037,7 +1038,8 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
  * bytes with every '"\n"' removed, unless it holds a \u or \/ escape, is cut off, or was
  * changed while read: then 1) and 2 for an artifact that is never ruled out. ``folded``:
  * the needles are lowercase and found ignoring ASCII case (find_ci). Files over
- * ``max_size`` bytes give 1; files over ``chunk`` bytes are read a chunk at a time
+ * ``max_size`` bytes give 1, transcripts over ``transcript_max`` too (their search skips
+ * what holds no needle in one pass, skip_lines); files over ``chunk`` bytes are read a chunk at a time
  * (pf_chunked: the same verdict, in a chunk's memory). A path is opened as storage.local.open_regular opens it:
  * O_NOFOLLOW, a regular file only. Separate from the Python twin for speed only: a batch
  * costs one call instead of an open, a read and a find per file in Python.
@@ -1056,7 +1058,7 @@ typedef struct {
     const unsigned char *plain, *esc;
     Py_ssize_t plain_len, esc_len;
     int folded;
-    Py_ssize_t max_size, chunk;
+    Py_ssize_t max_size, chunk, transcript_max;
     unsigned char *out;
     Py_ssize_t next; /* the next path to take (atomic) */
 } pf_job;
@@ -1310,7 +1312,7 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
         return 2;
     }
     Py_ssize_t size = (Py_ssize_t)st.st_size;
-    if (size > j->max_size) {
+    if (size > j->max_size || (kind == 1 && size > j->transcript_max)) {
         close(fd);
         return 1;
     }
@@ -1363,9 +1365,11 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     PyObject *seq;
     Py_buffer kinds, plain, esc;
     int folded, threads;
-    Py_ssize_t max_size, chunk = 8 << 20;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*pni|n", &seq, &kinds, &plain, &esc, &folded, &max_size, &threads, &chunk))
+    Py_ssize_t max_size, chunk = 8 << 20, transcript_max = -1;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*pni|nn", &seq, &kinds, &plain, &esc, &folded, &max_size, &threads, &chunk,
+                          &transcript_max))
         return NULL;
+    if (transcript_max < 0) transcript_max = max_size;
     if (chunk < 64) chunk = 64;
     PyObject *res = NULL, *tuple = PySequence_Tuple(seq); /* holds every path while the GIL is released */
     const char **paths = NULL;
@@ -1395,7 +1399,7 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
 #endif
     pf_job job = {paths, (const unsigned char *)kinds.buf, count, (const unsigned char *)plain.buf,
                   (const unsigned char *)esc.buf, plain.len, esc.len, folded, max_size, chunk,
-                  (unsigned char *)PyBytes_AS_STRING(res), 0};
+                  transcript_max, (unsigned char *)PyBytes_AS_STRING(res), 0};
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     if (threads > count) threads = count > 0 ? (int)count : 1;
@@ -1416,6 +1420,223 @@ done:
     return res;
 }
 
+/* ---------------------------------------------------------------------------------
+ * skip_lines(fd, pos, end, needle, folded, keep) -> (new_pos, code_points, utf8_bytes)
+ *
+ * How far a search of one message may jump ahead, in one pass over the file: from the
+ * fragment line starting at ``pos`` (its opening quote; the byte before it a newline), over
+ * whole lines that are plain strict JSON strings as the writer emits them (escapes only
+ * \" \\ \b \f \n \r \t; no raw control but the lines' newlines; valid UTF-8), joined as
+ * the search joins them (every '"\n"' removed), and in which ``needle`` (escaped, as
+ * js_json_string spells it; ``folded``: lowercase, found ignoring ASCII case) starts
+ * nowhere. ``new_pos`` is a line start at least ``keep`` joined bytes before the first
+ * place the needle may start (or before whatever this scan does not take: a blank line,
+ * a \u or \/ escape, anything irregular, a line longer than a read, the end of the file
+ * or ``end``); the counts are the decoded text's between ``pos`` and ``new_pos`` (what
+ * measure_escaped of the deframed lines gives). ``new_pos == pos`` (and 0, 0): nothing
+ * to skip, the search reads on as before. Without AVX2 it never skips.
+ *
+ * Each 32-byte block is checked and counted with masks: the escaped characters by the
+ * carry trick of simdjson (a backslash run of odd length escapes the byte after it), the
+ * quotes that are not escaped exactly where a newline is next to them, UTF-8 by the
+ * lookup of utf8_errors above; the code points are the bytes less continuation bytes,
+ * escapes (two bytes, one code point) and three framing bytes a line. The joined text is
+ * stored as pf_join_plain stores it and searched every few KiB while it is in cache.
+ */
+#define SK_FIRST (32 << 10)
+#define SK_MAX_READ (512 << 10)
+#define SK_SEARCH_EVERY (16 << 10)
+#define SK_RING 1024
+
+typedef struct {
+    Py_ssize_t pos;  /* a line start (its opening quote), file offset */
+    long long cp, ub; /* the text's counts from the scan's start to it */
+    Py_ssize_t joined; /* joined bytes from the read's start to it (excluding its quote) */
+} sk_point;
+
+#ifdef HAVE_SIMD_STATS
+/* The bytes an escape may stand for here (a \u or \/ ends the scan: the needle may be spelt
+ * otherwise, and \u needs decoding). */
+static const unsigned char sk_escape_ok[256] = {['"'] = 1, ['\\'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1,
+                                                ['t'] = 1};
+
+AVX_TARGET static inline uint64_t sk_eq64(__m256i a, __m256i b, char c) {
+    const __m256i x = _mm256_set1_epi8(c);
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, x)) |
+           ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, x)) << 32);
+}
+
+/* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
+ * offset ``base``, ``avail`` bytes from in. Appends line starts to the ring as they are
+ * passed; returns 1 when a candidate or something irregular ends the scan (the ring then
+ * says where), 0 when the read ran out. ``*searched``: the joined bytes searched (a needle
+ * wholly in them is found). */
+AVX_TARGET static int sk_read(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const unsigned char *needle,
+                              Py_ssize_t m, int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring,
+                              long long cp0, long long ub0, Py_ssize_t *found_at, Py_ssize_t *searched) {
+    const __m256i cont_mask = _mm256_set1_epi8((char)0xC0), cont_val = _mm256_set1_epi8((char)0x80);
+    const __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n');
+    __m256i prev = _mm256_setzero_si256(), incomplete = _mm256_setzero_si256();
+    uint64_t prev_escaped = 0, prev_nl = 1; /* in[-1] is a newline */
+    long long ncont = 0, nesc = 0, nnl = 0; /* over in[0:i] */
+    Py_ssize_t seg = 1, o = 0, done_search = 0, i = 0;
+    int bad = 0;
+    *found_at = -1;
+    for (; i + 64 + 1 <= avail; i += 64) {
+        const unsigned char *p = in + i;
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+        uint64_t nl = sk_eq64(v0, v1, '\n'), q = sk_eq64(v0, v1, '"'), bs = sk_eq64(v0, v1, '\\');
+        /* a raw control character other than a line's newline (unsigned v <= 0x1F) */
+        __m256i c0 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v0, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v0, c1f), v0));
+        __m256i c1 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v1, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v1, c1f), v1));
+        __m256i ctrl = _mm256_or_si256(c0, c1);
+        if (!_mm256_testz_si256(ctrl, ctrl)) { bad = 1; break; }
+        /* simdjson's find_escaped: the bytes a backslash escapes (a run of odd length) */
+        uint64_t escaped = 0, next_escaped = 0;
+        if (bs | prev_escaped) {
+            const uint64_t even = 0x5555555555555555ULL;
+            uint64_t b = bs & ~prev_escaped;
+            uint64_t follows = (b << 1) | prev_escaped;
+            uint64_t odd_starts = b & ~even & ~follows, seq_even;
+            next_escaped = __builtin_uaddll_overflow(odd_starts, b, (unsigned long long *)&seq_even);
+            escaped = (even ^ (seq_even << 1)) & follows;
+        }
+        /* the quotes not escaped are exactly those next to a newline: every newline joins
+         * two lines (a blank line, a quote or newline out of place: irregular) */
+        uint64_t around = (nl << 1) | (nl >> 1) | prev_nl | ((uint64_t)(p[64] == '\n') << 63);
+        if ((q & ~escaped) != around) { bad = 1; break; }
+        for (uint64_t e = escaped; e; e &= e - 1)
+            if (!sk_escape_ok[p[__builtin_ctzll(e)]]) { bad = 1; break; }
+        if (bad) break;
+        uint64_t cont = 0;
+        if ((_mm256_movemask_epi8(v0) | _mm256_movemask_epi8(v1)) == 0) {
+            if (!_mm256_testz_si256(incomplete, incomplete)) { bad = 1; break; }
+            incomplete = _mm256_setzero_si256();
+        } else {
+            __m256i err = _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0));
+            if (!_mm256_testz_si256(err, err)) { bad = 1; break; }
+            incomplete = utf8_incomplete(v1);
+            cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
+                   ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
+        }
+        prev = v1;
+        prev_escaped = next_escaped;
+        prev_nl = nl >> 63;
+        /* the joined text (pf_join_plain's stores, 64 bytes at a time) */
+        for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
+            Py_ssize_t j = i + __builtin_ctzll(m_nl);
+            Py_ssize_t from = seg > i ? seg : i;
+            _mm256_storeu_si256((__m256i *)(out + o + (from - seg)), _mm256_loadu_si256((const __m256i *)(in + from)));
+            _mm256_storeu_si256((__m256i *)(out + o + (from - seg) + 32), _mm256_loadu_si256((const __m256i *)(in + from + 32)));
+            o += j - 1 - seg;
+            seg = j + 2;
+        }
+        Py_ssize_t from = seg > i ? seg : i;
+        _mm256_storeu_si256((__m256i *)(out + o + (from - seg)), _mm256_loadu_si256((const __m256i *)(in + from)));
+        _mm256_storeu_si256((__m256i *)(out + o + (from - seg) + 32), _mm256_loadu_si256((const __m256i *)(in + from + 32)));
+        if (nl) {
+            /* the block's last line start, counted (a code point is a byte that is not a
+             * continuation byte, an escape two bytes, a line three framing bytes) */
+            int k = 63 - __builtin_clzll(nl);
+            uint64_t pm = k == 63 ? ~0ULL : (1ULL << (k + 1)) - 1;
+            long long r = i + k + 1, e = nesc + __builtin_popcountll(escaped & pm),
+                      l = nnl + __builtin_popcountll(nl & pm), c = ncont + __builtin_popcountll(cont & pm);
+            sk_point pt = {base + r, cp0 + r - c - e - 3 * l, ub0 + r - e - 3 * l, o};
+            ring[*nring % SK_RING] = pt;
+            (*nring)++;
+        }
+        ncont += __builtin_popcountll(cont);
+        nesc += __builtin_popcountll(escaped);
+        nnl += __builtin_popcountll(nl);
+        Py_ssize_t have = o + (i + 64 > seg ? i + 64 - seg : 0);
+        if (have - done_search >= SK_SEARCH_EVERY) {
+            Py_ssize_t at = find_at(out, have, needle, m, done_search > m - 1 ? done_search - (m - 1) : 0, folded);
+            if (at >= 0) {
+                *found_at = at;
+                *searched = have;
+                return 1;
+            }
+            done_search = have;
+        }
+    }
+    /* what is joined of the blocks taken (an irregular one is not) */
+    Py_ssize_t have = o + (i > seg ? i - seg : 0);
+    Py_ssize_t from_s = done_search > m - 1 ? done_search - (m - 1) : 0;
+    *searched = have;
+    if (have > from_s) {
+        Py_ssize_t at = find_at(out, have, needle, m, from_s, folded);
+        if (at >= 0) {
+            *found_at = at;
+            return 1;
+        }
+    }
+    return bad;
+}
+#endif
+
+static PyObject *native_skip_lines(PyObject *self, PyObject *args) {
+    int fd, folded;
+    Py_ssize_t pos, end, keep;
+    Py_buffer pin;
+    if (!PyArg_ParseTuple(args, "inny*pn", &fd, &pos, &end, &pin, &folded, &keep)) return NULL;
+    Py_ssize_t m = pin.len;
+    Py_ssize_t at = pos;
+    long long cp = 0, ub = 0;
+#ifdef HAVE_SIMD_STATS
+    if (use_simd() && m > 0 && pos >= 1 && end > pos) {
+        unsigned char *buf = NULL, *out = NULL;
+        sk_point *ring = PyMem_RawMalloc(sizeof(sk_point) * SK_RING);
+        buf = PyMem_RawMalloc(SK_MAX_READ + 64);
+        out = PyMem_RawMalloc(SK_MAX_READ + PF_MARGIN + 64);
+        if (ring == NULL || buf == NULL || out == NULL) {
+            PyMem_RawFree(ring);
+            PyMem_RawFree(buf);
+            PyMem_RawFree(out);
+            PyBuffer_Release(&pin);
+            return PyErr_NoMemory();
+        }
+        const unsigned char *needle = (const unsigned char *)pin.buf;
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t start = pos, want = SK_FIRST;
+        long long scp = 0, sub = 0; /* counts at ``start`` */
+        for (;;) {
+            /* read [start - 1, ...): the newline before the line, then the lines */
+            Py_ssize_t n = end - (start - 1);
+            if (n > want + 1) n = want + 1;
+            if (n < W32 + 3 || pf_read(fd, buf, n, start - 1) < 0) break;
+            if (buf[0] != '\n' || buf[1] != '"') break;
+            Py_ssize_t nring = 0, found = -1, searched = 0;
+            int stop = sk_read(buf + 1, n - 1, start, needle, m, folded, out, ring, &nring, scp, sub, &found,
+                               &searched);
+            /* The newest line start ``keep`` joined bytes before the first place a match may
+             * start: the candidate, or else the first place a needle was not wholly searched
+             * (it may run on past what this read took). Every line start passed precedes an
+             * irregular block. */
+            Py_ssize_t limit = (found >= 0 ? found : searched - (m - 1)) - keep;
+            sk_point best = {start, scp, sub, 0};
+            Py_ssize_t lo = nring > SK_RING ? nring - SK_RING : 0;
+            for (Py_ssize_t k = nring - 1; k >= lo; k--) {
+                if (ring[k % SK_RING].joined <= limit) {
+                    best = ring[k % SK_RING];
+                    break;
+                }
+            }
+            if (best.pos <= start) break; /* no progress */
+            at = best.pos, cp = best.cp, ub = best.ub;
+            if (stop) break;
+            start = best.pos, scp = best.cp, sub = best.ub;
+            if (want < SK_MAX_READ) want *= 2;
+        }
+        Py_END_ALLOW_THREADS
+        PyMem_RawFree(ring);
+        PyMem_RawFree(buf);
+        PyMem_RawFree(out);
+    }
+#endif
+    PyBuffer_Release(&pin);
+    return Py_BuildValue("nLL", at, cp, ub);
+}
+
 static PyMethodDef methods[] = {
     {"deframe", native_deframe, METH_VARARGS, "deframe(buf, end=len(buf)) -> bytes | None"},
     {"deframe_into", native_deframe_into, METH_VARARGS, "deframe_into(buf, end, out: bytearray) -> int"},
@@ -1427,7 +1648,10 @@ static PyMethodDef methods[] = {
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,
-     "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB) -> bytes (0 no, 1 may, 2 unopenable)"},
+     "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size) -> bytes "
+     "(0 no, 1 may, 2 unopenable)"},
+    {"skip_lines", native_skip_lines, METH_VARARGS,
+     "skip_lines(fd, pos, end, escaped_needle, folded, keep) -> (new_pos, code_points, utf8_bytes)"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},
     {"index_lines", native_index_lines, METH_VARARGS,
      "index_lines(buf, end, at_eof, fragments, max_line, base, cp, nbytes, newlines) -> tuple"},

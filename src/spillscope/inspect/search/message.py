@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Protocol
 
 from ...util import native
-from ...util.text import utf8_len
+from ...util.text import js_normalize, utf8_len
 from .pattern import REGEX_OVERLAP, Matcher, Pattern
 from .records import CONTEXT, MessageHit, _hit
 
@@ -57,6 +57,8 @@ class _MessageSearch:
         #: A fixed string ignoring case: no assertion looks at the text around a window.
         self.compiled_is_literal = not pattern.regex
         self.prefilter = (enc.lower() if self.prefilter_folded else enc) if enc else None
+        #: Code points of a fixed string (a match ignoring case spans as many).
+        self.text_len = len(js_normalize(pattern.text))
         self.limit = limit
         self.found = 0
         # Where counting has reached: raw offset of a window start, and text offsets there.
@@ -83,6 +85,34 @@ class _MessageSearch:
         if self.needle is not None:
             return max(0, len(self.needle) - 1) + CONTEXT_BYTES
         return REGEX_OVERLAP * 6
+
+    def skip_needle(self) -> tuple[bytes, bool, int] | None:
+        """What lines may be skipped unsearched for (see ``native.skip_lines``): the escaped
+        needle, whether it is found ignoring ASCII case, and the escaped bytes a window must
+        hold before it (a match's start and a hit's context); None for a regex, whose match
+        may start anywhere before its required text."""
+        if self.needle is not None:
+            return self.needle, False, self.carry_bytes()
+        if self.prefilter is not None and self.compiled_is_literal and self.prefilter_folded:
+            # the ASCII part may be anywhere in the match: all of it may come before
+            return self.prefilter, True, CONTEXT_BYTES + 6 * self.text_len
+        return None
+
+    def may_skip_at(self, raw: int) -> bool:
+        """Whether counting is known at ``raw``, where the caller's next window starts (or
+        the message starts there): only then may lines from there be skipped."""
+        return self.known_raw in (raw, -1) and not self.done()
+
+    def skipped(self, raw: int, cps: int, nbytes: int) -> None:
+        """The caller skipped lines up to ``raw`` holding ``cps`` code points and ``nbytes``
+        UTF-8 bytes of text: counting is known there, and no text before it is kept."""
+        if self.known_raw == -1:
+            self.known_cp = self.known_bytes = 0
+        self.known_raw = raw
+        self.known_cp += cps
+        self.known_bytes += nbytes
+        self._tail, self._tail_raw, self._tail_pending = "", -1, False
+        self._context, self._context_end = "", -1
 
     def done(self) -> bool:
         return self.impossible or (self.limit is not None and self.found >= self.limit)

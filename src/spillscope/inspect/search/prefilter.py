@@ -167,7 +167,13 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
     if ignore_case:
         plain, escaped = plain.lower(), escaped.lower()
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
+    # A transcript too big to be searched whole is searched window by window, and that search
+    # skips, in one pass, lines in which a fixed string cannot start (native.skip_lines):
+    # checking it here first would read it twice where it holds the needle.
+    from .whole import WHOLE_MAX
+
+    transcript_max = WHOLE_MAX if not pattern.regex and WHOLE_MAX > 0 else NATIVE_MAX_SIZE
     verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
-                             cores(), NATIVE_CHUNK)
+                             cores(), NATIVE_CHUNK, transcript_max)
     # 2: not opened as a regular file: the search opens it again and says why.
     return [v == 2 or (v == 1 and not (never and not t)) for v, t in zip(verdicts, transcript)]

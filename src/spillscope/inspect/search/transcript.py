@@ -108,7 +108,18 @@ class _MessageWindows:
         want = min(FIRST_WINDOW, WINDOW)
         reads = ReusedReads(self.handle)
         text = bytearray()  # the escaped text of each window, reused (a window is done before the next)
+        nat = native.NATIVE
+        skip = self.search.skip_needle() if nat is not None and isinstance(self.handle, int) else None
         while True:
+            if skip is not None and pos < size and self.search.may_skip_at(pos):
+                # Lines no match can start in are only counted, in C (one read, every block
+                # checked, joined, counted and searched): a rare needle deep in a huge message
+                # costs one pass instead of a decoded window per MiB.
+                assert nat is not None and isinstance(self.handle, int)
+                to, cps, nbytes = nat.skip_lines(self.handle, pos, size, skip[0], skip[1], skip[2])
+                if to > pos:
+                    self.search.skipped(to, cps, nbytes)
+                    pos = to
             # ``chunk`` and ``data`` are reused by the next window (each is searched before it).
             chunk = reads.read(min(want, size - pos), pos) if pos < size else b""
             if not chunk:

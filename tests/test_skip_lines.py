@@ -1,0 +1,187 @@
+"""``native.skip_lines``: the lines a window-by-window search may only count, checked against
+the Python decoder (counts), against a plain find in the joined text (no needle skipped),
+and end to end (the same hits with and without it, a hit deep in a message found in one pass)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spillscope.inspect.search import message as M
+from spillscope.inspect.search import pattern as P
+from spillscope.inspect.search import records as R
+from spillscope.inspect.search import transcript as T
+from spillscope.inspect.search import whole as W
+from spillscope.inspect.search.escapes import deframe, measure_escaped
+from spillscope.util import native
+from spillscope.util.text import js_json_string
+
+from test_search import jsonl, write_root
+
+#: Characters every escaping layer treats differently: escapes, runs of backslashes, quotes,
+#: controls (\u00XX), U+2028, astral, combining, CR/LF.
+ALPHABET = ["a", "b", " ", "x", "\n", "\\", '"', "\t", "\r", "é", "界", "😀", "\u2028", "\x01", "/", "\\\\",
+            "q", "z", "e\u0301", "\r\n"]
+NEEDLES = ["xqz", "zzq", "quartz", "a\\b", 'q"z', "界😀q", "Q\nZ", "\\\\q"]
+HEAD = b"### Message 1: user\n\n"
+
+
+def lines_of(text: str) -> bytes:
+    """Fragment lines as the writer makes them: 64 code points each, JSON-escaped."""
+    cps = list(text)
+    return b"".join(b'"' + js_json_string("".join(cps[i:i + 64]))[1:-1].encode("utf-8", "surrogatepass") + b'"\n'
+                    for i in range(0, len(cps), 64))
+
+
+@pytest.fixture
+def nat():
+    if native.NATIVE is None or not native.NATIVE.simd():
+        pytest.skip("skip_lines needs the C accelerator with AVX2")
+    return native.NATIVE
+
+
+def skip(nat, tmp_path: Path, data: bytes, needle: bytes, folded: bool, keep: int) -> tuple[int, int, int]:
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return nat.skip_lines(fd, len(HEAD), len(data), needle, folded, keep)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_skipped_lines_are_counted_as_the_decoder_counts_them_and_hold_no_needle(nat, tmp_path: Path,
+                                                                                 seed: int) -> None:
+    rng = random.Random(seed)
+    skipped = 0
+    for _ in range(60):
+        alphabet = rng.choice([ALPHABET, ["a", "b", " ", "é", "界", "😀"], ["a", " "], ALPHABET[:8]])
+        needle = rng.choice(NEEDLES)
+        text = "".join(rng.choice(alphabet) for _ in range(rng.choice([10, 300, 5000, 50000, 300000])))
+        if rng.random() < 0.7:
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + needle + text[at:]
+        body = lines_of(text)
+        if rng.random() < 0.25:  # something the scan must stop before
+            k = rng.randrange(len(body))
+            body = body[:k] + rng.choice([b"\\u0041", b"\n", b"\xff", b'"', b"\\/", b"\x02", b"\xe7\x95"]) + body[k:]
+        data = HEAD + body + (b"\n### Message 2: user\n\n\"xqz\"\n" if rng.random() < 0.5 else b"")
+        folded = rng.random() < 0.3
+        enc = js_json_string(needle)[1:-1].encode()
+        enc = enc.lower() if folded else enc
+        keep = rng.choice([0, 100, 600])
+        to, cps, nbytes = skip(nat, tmp_path, data, enc, folded, keep)
+        if to == len(HEAD):
+            assert (cps, nbytes) == (0, 0)
+            continue
+        skipped += 1
+        assert data[to - 1:to + 1] == b'\n"', "a line start"
+        joined = deframe(data[len(HEAD):to])
+        assert (cps, nbytes) == measure_escaped(joined)
+        # No needle starts in what was skipped, nor in the keep bytes after it.
+        after = data[to:]
+        cut = after.find(b"\n\n")
+        try:
+            rest = deframe(after[:cut + 1] if cut >= 0 else after)
+        except ValueError:
+            rest = b""  # the lines the scan stopped before; what it passed is checked above
+        hay = joined + rest[:keep + len(enc)]
+        first = (hay.lower() if folded else hay).find(enc)
+        assert first == -1 or first >= len(joined) + keep
+    assert skipped > 20, "the scan skips where it may"
+
+
+def test_a_plain_message_without_the_needle_is_skipped_to_its_last_lines(nat, tmp_path: Path) -> None:
+    text = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n" * 20000
+    body = lines_of(text)
+    to, cps, nbytes = skip(nat, tmp_path, HEAD + body + b"\n### Message 2: user\n\n\"x\"\n", b"absent", False, 600)
+    assert len(body) - (to - len(HEAD)) < 4096
+    assert (cps, nbytes) == measure_escaped(deframe((HEAD + body)[len(HEAD):to]))
+
+
+def test_without_avx2_nothing_is_skipped(nat, tmp_path: Path) -> None:
+    was = nat.simd()
+    nat.simd(0)
+    try:
+        assert skip(nat, tmp_path, HEAD + lines_of("abc " * 5000), b"absent", False, 0) == (len(HEAD), 0, 0)
+    finally:
+        nat.simd(was)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_search_finds_the_same_hits_with_lines_skipped(nat, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          seed: int) -> None:
+    """Window by window (small windows: many window edges), with and without the skip, fixed
+    strings and -i, hits anywhere in hostile messages of ×10 sizes."""
+    rng = random.Random(seed)
+    texts = []
+    plain = [c for c in ALPHABET if c != "\x01"]  # a \u escape ends a skip: most texts have none
+    for size, alphabet in ((200, plain), (2000, ALPHABET), (20000, plain), (200000, plain), (20000, ALPHABET)):
+        t = "".join(rng.choice(alphabet) for _ in range(size))
+        for _ in range(rng.randrange(4)):
+            at = rng.randrange(len(t) + 1)
+            t = t[:at] + rng.choice(["quartz", "QuArTz", "a\\b", "界😀q"]) + t[at:]
+        texts.append(t)
+    root = write_root(tmp_path, [texts])
+    path = str(next(root.rglob("*session-reference-1.txt")))
+    monkeypatch.setattr(W, "WHOLE_MAX", 0)
+    monkeypatch.setattr(T, "WINDOW", 4096)
+
+    skips: list[int] = []
+    skipped = M._MessageSearch.skipped
+    monkeypatch.setattr(M._MessageSearch, "skipped", lambda self, raw, c, n: skips.append(raw) or skipped(self, raw, c, n))
+
+    def hits(pattern: P.Pattern) -> list[tuple[object, ...]]:
+        return [(ev.message, ev.hit) for ev in T.search_transcript(path, pattern, prefiltered=True)
+                if isinstance(ev, R._Located)]
+
+    for needle, ignore_case in [("quartz", False), ("quartz", True), ("a\\b", False), ("界😀q", True)]:
+        pattern = P.Pattern(needle, ignore_case=ignore_case)
+        with_skip = hits(pattern)
+        with monkeypatch.context() as m:
+            m.setattr(M._MessageSearch, "skip_needle", lambda self: None)
+            assert hits(pattern) == with_skip
+        assert skips, "lines were skipped"
+        exact = sum(t.lower().count(needle.lower()) if ignore_case else t.count(needle) for t in texts)
+        assert len(with_skip) == exact
+
+
+def test_a_rare_needle_deep_in_a_huge_message_decodes_almost_nothing(nat, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    big = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n" * 20000
+    root = write_root(tmp_path, [[big + "the needle at the end", "after"]])
+    path = str(next(root.rglob("*session-reference-1.txt")))
+    monkeypatch.setattr(W, "WHOLE_MAX", 0)
+    decoded: list[int] = []
+    deframe_reusing = T.deframe_reusing
+    monkeypatch.setattr(T, "deframe_reusing", lambda c, n, out: decoded.append(n) or deframe_reusing(c, n, out))
+    for ignore_case in (False, True):
+        decoded.clear()
+        got = [ev.hit for ev in T.search_transcript(path, P.Pattern("NEEDLE" if ignore_case else "needle",
+                                                                    ignore_case=ignore_case), prefiltered=True)
+               if isinstance(ev, R._Located)]
+        assert [(h.start, h.end) for h in got] == [(len(big) + 4, len(big) + 10)]
+        assert sum(decoded) < 64 << 10, "only the lines around the hit are decoded"
+
+
+def test_grep_on_a_huge_transcript_matches_the_exact_text(tmp_path: Path) -> None:
+    """Through the real entry point: a transcript over the whole-text limit (set low), hits
+    and their context the same as grep over the decoded text finds them."""
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    text = ("ab 界 😀 \"q\" \\ \n" * 3000) + "needle" + (" tail\u2028" * 500) + "needle"
+    root = write_root(tmp_path, [[text]])
+    proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
+                          capture_output=True, timeout=120, env={**os.environ, "SPILLSCOPE_WHOLE_MAX": "1024"})
+    assert proc.returncode == 0, proc.stderr
+    first = text.index("needle")
+    assert [(h["start"], h["end"]) for h in jsonl(proc.stdout)] == [(first, first + 6),
+                                                                    (len(text) - 6, len(text))]
+    assert json.loads(proc.stdout.splitlines()[0])["message"] == 1
