@@ -1398,3 +1398,22 @@ def test_big_artifacts_searched_ahead_give_the_serial_search_s_hits(tmp_path: Pa
     it = R_ROOT.search_root(root, pattern)
     next(it)
     it.close()  # stops what runs ahead; the test would hang on a search that kept going
+
+
+@settings(max_examples=2000, deadline=None)
+@given(hay=st.lists(st.sampled_from([b"a", b"b", b"e", b" ", b"z", b"q", b"\x00", b"\xc3", b"\n", b"eq" * 20,
+                                     b"ze" * 33]), max_size=120).map(b"".join),
+       needle=st.lists(st.sampled_from([b"a", b"e", b" ", b"z", b"q", b"\x00", b"\xc3", b"\n"]), min_size=0,
+                       max_size=8).map(b"".join), start=st.integers(0, 12))
+def test_native_find_is_bytes_find(hay: bytes, needle: bytes, start: int) -> None:
+    """The vector search on the needle's two rarest bytes (AVX2) and memmem give find's answer."""
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("no native accelerator here")
+    was = nat.simd()
+    try:
+        for flag in (1, 0):
+            nat.simd(flag)
+            assert nat.find(hay, needle, start) == hay.find(needle, start)
+    finally:
+        nat.simd(was)
