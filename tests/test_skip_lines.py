@@ -115,9 +115,10 @@ def test_without_avx2_nothing_is_skipped(nat, tmp_path: Path) -> None:
         nat.simd(was)
 
 
+@pytest.mark.parametrize("span", [T.SKIP_SPAN, 5000])
 @pytest.mark.parametrize("seed", range(4))
 def test_a_search_finds_the_same_hits_with_lines_skipped(nat, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          seed: int) -> None:
+                                                          seed: int, span: int) -> None:
     """Window by window (small windows: many window edges), with and without the skip, fixed
     strings and -i, hits anywhere in hostile messages of ×10 sizes."""
     rng = random.Random(seed)
@@ -185,3 +186,21 @@ def test_grep_on_a_huge_transcript_matches_the_exact_text(tmp_path: Path) -> Non
     assert [(h["start"], h["end"]) for h in jsonl(proc.stdout)] == [(first, first + 6),
                                                                     (len(text) - 6, len(text))]
     assert json.loads(proc.stdout.splitlines()[0])["message"] == 1
+
+
+def test_a_cancel_is_seen_between_spans_of_a_long_skip(nat, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = "The spill store keeps 界 and 😀 out of context; line\n" * 20000
+    root = write_root(tmp_path, [[big + "needle"]])
+    path = str(next(root.rglob("*session-reference-1.txt")))
+    monkeypatch.setattr(W, "WHOLE_MAX", 0)
+    monkeypatch.setattr(T, "SKIP_SPAN", 64 << 10)
+    calls: list[int] = []
+    skip_lines = nat.skip_lines
+    monkeypatch.setattr(nat, "skip_lines", lambda *a: calls.append(a[1]) or skip_lines(*a), raising=False)
+    got = list(T.search_transcript(path, P.Pattern("needle"), prefiltered=True, cancelled=lambda: len(calls) >= 3))
+    assert not [ev for ev in got if isinstance(ev, R._Located)]
+    assert len(calls) == 3, "the skip stops at the span after the cancel"
+    calls.clear()
+    assert len([ev for ev in T.search_transcript(path, P.Pattern("needle"), prefiltered=True)
+                if isinstance(ev, R._Located)]) == 1
+    assert len(calls) > 10

@@ -67,6 +67,7 @@ class _MessageSearch:
         self.known_bytes = 0
         self.last_end = -1  # code point where the last hit ended (hits never overlap)
         self.cancelled = False
+        self.stop_asked: Callable[[], bool] = lambda: False
         #: True when a window was counted to its carry point: the next window starts there.
         self._pending_next = False
         #: Decoded text (a hit's worth of context) before the next window, and the raw offset
@@ -120,6 +121,7 @@ class _MessageSearch:
     def run(self, windows: Iterable[_Window], cancelled: Callable[[], bool]) -> Iterator[MessageHit]:
         """The hits of every window, until the limit or a cancel
         (:attr:`cancelled` then says so), checked before each window."""
+        self.stop_asked = cancelled  # the reader asks it too, between long skips
         for w in windows:
             if cancelled():
                 self.cancelled = True

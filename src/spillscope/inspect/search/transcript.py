@@ -75,6 +75,9 @@ class _TranscriptCodec:
             pos += cut
 
 
+#: Bytes of lines one ``native.skip_lines`` call may take (about 30 ms).
+SKIP_SPAN = 64 << 20
+
 #: The first window of a message (then doubling up to :data:`WINDOW`).
 FIRST_WINDOW = 1 << 9
 
@@ -111,15 +114,17 @@ class _MessageWindows:
         nat = native.NATIVE
         skip = self.search.skip_needle() if nat is not None and isinstance(self.handle, int) else None
         while True:
-            if skip is not None and pos < size and self.search.may_skip_at(pos):
+            while skip is not None and pos < size and self.search.may_skip_at(pos) and not self.search.stop_asked():
                 # Lines no match can start in are only counted, in C (one read, every block
                 # checked, joined, counted and searched): a rare needle deep in a huge message
-                # costs one pass instead of a decoded window per MiB.
+                # costs one pass instead of a decoded window per MiB. A span at a time, so
+                # that a cancel is seen within one.
                 assert nat is not None and isinstance(self.handle, int)
-                to, cps, nbytes = nat.skip_lines(self.handle, pos, size, skip[0], skip[1], skip[2])
-                if to > pos:
-                    self.search.skipped(to, cps, nbytes)
-                    pos = to
+                to, cps, nbytes = nat.skip_lines(self.handle, pos, min(size, pos + SKIP_SPAN), *skip)
+                if to <= pos:
+                    break
+                self.search.skipped(to, cps, nbytes)
+                pos = to
             # ``chunk`` and ``data`` are reused by the next window (each is searched before it).
             chunk = reads.read(min(want, size - pos), pos) if pos < size else b""
             if not chunk:
