@@ -204,3 +204,30 @@ def test_a_cancel_is_seen_between_spans_of_a_long_skip(nat, tmp_path: Path, monk
     assert len([ev for ev in T.search_transcript(path, P.Pattern("needle"), prefiltered=True)
                 if isinstance(ev, R._Located)]) == 1
     assert len(calls) > 10
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xe7\x95", b"\\x", b"\\/", b"\x01", b'"'])
+def test_a_fault_in_lines_that_would_be_skipped_is_still_reported(tmp_path: Path, bad: bytes) -> None:
+    """A byte the decoder refuses, deep in a message whose only hit comes after it: the skip
+    stops before it, so grep reports what the window search reports (a malformed artifact at
+    its line, or for the valid \\/ the hit), never a hit counted past an unread fault."""
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    big = "The spill store keeps 界 and 😀 out of context; line\n" * 5000
+    root = write_root(tmp_path, [[big + "needle"]])
+    path = next(root.rglob("*session-reference-1.txt"))
+    data = path.read_bytes()
+    k = data.index(b" ", len(data) // 2)
+    path.write_bytes(data[:k] + bad + data[k + 1:])
+    line = data.count(b"\n", 0, k) + 1
+    got = {}
+    for whole in ("1024", str(64 << 20)):
+        proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
+                              capture_output=True, timeout=120, env={**os.environ, "SPILLSCOPE_WHOLE_MAX": whole})
+        got[whole] = (proc.returncode, proc.stdout, proc.stderr)
+    assert got["1024"] == got[str(64 << 20)], "window by window (skipping) as when searched whole"
+    code, out, err = got["1024"]
+    if bad == b"\\/":
+        assert code == 0 and len(jsonl(out)) == 1
+    else:
+        assert code == 1 and out == b"" and f"{path.name}:{line}:".encode() in err
