@@ -231,3 +231,33 @@ def test_a_fault_in_lines_that_would_be_skipped_is_still_reported(tmp_path: Path
         assert code == 0 and len(jsonl(out)) == 1
     else:
         assert code == 1 and out == b"" and f"{path.name}:{line}:".encode() in err
+
+
+def test_a_big_transcript_is_skipped_through_for_a_fixed_string_and_searched_whole_for_a_regex(
+        nat, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = "The spill store keeps 界 and 😀 out of context; line\n" * 2000
+    root = write_root(tmp_path, [[big + "needle"]])
+    path = str(next(root.rglob("*session-reference-1.txt")))
+    monkeypatch.setattr(T, "SKIP_ABOVE", 64 << 10)
+    wholes: list[int] = []
+    message_text = W.Buffers.message_text
+    monkeypatch.setattr(W.Buffers, "message_text", lambda self, raw, s, e: wholes.append(e - s) or message_text(self, raw, s, e))
+    for pattern, whole_text in [(P.Pattern("needle"), False), (P.Pattern("NEEDLE", ignore_case=True), False),
+                                (P.Pattern("need+le", regex=True), True)]:
+        wholes.clear()
+        hits = [ev.hit for ev in T.search_transcript(path, pattern, prefiltered=True) if isinstance(ev, R._Located)]
+        assert [(h.start, h.end) for h in hits] == [(len(big), len(big) + 6)]
+        assert bool(wholes) == whole_text
+
+
+def test_whole_text_buffers_up_to_the_pool_limit_are_reused() -> None:
+    """A text just under the pool's limit gets a buffer the pool keeps (growing room stops
+    there): the next file of that size reuses it instead of zeroing a fresh one."""
+    first = W.Buffers()
+    got = first._sized("text", W.KEEP - 100)
+    first.close()
+    second = W.Buffers()
+    try:
+        assert any(b is got for b in (second.raw, second.work, second.text))
+    finally:
+        second.close()

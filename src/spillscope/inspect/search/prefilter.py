@@ -167,12 +167,13 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
     if ignore_case:
         plain, escaped = plain.lower(), escaped.lower()
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
-    # A transcript too big to be searched whole is searched window by window, and that search
-    # skips, in one pass, lines in which a fixed string cannot start (native.skip_lines):
-    # checking it here first would read it twice where it holds the needle.
+    # A big transcript is searched window by window, skipping in one pass the lines in which
+    # a fixed string cannot start (native.skip_lines): checking it here first would read it
+    # twice where it holds the needle.
+    from .message import SKIP_ABOVE, skips_lines
     from .whole import WHOLE_MAX
 
-    transcript_max = WHOLE_MAX if not pattern.regex and WHOLE_MAX > 0 else NATIVE_MAX_SIZE
+    transcript_max = min(SKIP_ABOVE, max(WHOLE_MAX, 0)) if skips_lines(pattern) else NATIVE_MAX_SIZE
     verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
                              cores(), NATIVE_CHUNK, transcript_max)
     # 2: not opened as a regular file: the search opens it again and says why.

@@ -20,7 +20,7 @@ from ..findings import finding
 from .escapes import (_ends_high, at_escape_boundary, canonical_escapes, decode_escaped, deframe_reusing,
                              measure_escaped)
 from .exact import _exact_transcript
-from .message import _MessageSearch, _Window
+from .message import SKIP_ABOVE, _MessageSearch, _Window, skips_lines
 from .pattern import Matcher, Pattern
 from . import whole
 from .prefilter import transcript_may_match
@@ -258,7 +258,8 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
             raise _Irregular()
     except TranscriptError:
         raise _Irregular() from None
-    spans = whole.byte_spans(pattern, compiled) if size <= whole.WHOLE_MAX and isinstance(handle, int) else None
+    whole_text = size <= whole.WHOLE_MAX and not (size > SKIP_ABOVE and skips_lines(pattern))
+    spans = whole.byte_spans(pattern, compiled) if whole_text and isinstance(handle, int) else None
     buffers = whole.Buffers() if spans is not None else None
     try:
         yield from _messages(handle, pos, size, pattern, compiled, limit, cancelled, spans, buffers)

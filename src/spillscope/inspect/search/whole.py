@@ -131,7 +131,8 @@ class Buffers:
     def _sized(self, name: str, size: int) -> bytearray:
         buf: bytearray = getattr(self, name)
         if len(buf) < size:
-            buf = bytearray(size + (size >> 3))  # no copy of old bytes; a little room to grow
+            # No copy of old bytes; a little room to grow, but never past what the pool keeps.
+            buf = bytearray(max(size, min(size + (size >> 3), KEEP)))
             setattr(self, name, buf)
         return buf
 
