@@ -69,6 +69,30 @@ async def shoot(name: str, view, size: tuple[int, int] = SIZE) -> Path:
     return svg
 
 
+#: Other agents' trees (the test fixtures, from each agent's own source): the file whose
+#: notice is shown beside it at 80x24.
+AGENT_SHOTS = [("agent-claude-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt"),
+               ("agent-qwen-80x24", "qwen", "qwen/home", "call_5a4b3c2d1e0f9a8b7c6d5e4f.txt")]
+
+
+async def agent_shoot(name: str, agent: str, tree: str, file_name: str) -> Path:
+    from textual.widgets import DataTable
+
+    from spillscope.dialects import get
+    from spillscope.frontends.tui.agent_app import AgentApp
+
+    app = AgentApp(get(agent), str(HERE.parent / "tests" / "fixtures" / tree))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        row = next(i for i, f in enumerate(app._rows) if f.name == file_name)
+        app.query_one("#files", DataTable).move_cursor(row=row)
+        await pilot.pause()
+        svg = OUT / f"{name}.svg"
+        app.save_screenshot(str(svg.name), path=str(OUT))
+    return svg
+
+
 TEXT_RUN = re.compile(r'(<text [^>]*?textLength=")([0-9.]+)("[^>]*>)([^<]*)(</text>)')
 
 
@@ -169,6 +193,7 @@ def main() -> int:
     shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
     shots.append(("stats-80x24", VIEWS["stats"], (80, 24)))  # the charts on a small terminal
     svgs = [asyncio.run(shoot(name, view, size)) for name, view, size in shots]
+    svgs += [asyncio.run(agent_shoot(*shot)) for shot in AGENT_SHOTS]
     for svg in svgs:
         fix_text_lengths(svg)
     missing = missing_glyphs(svgs)
