@@ -261,3 +261,35 @@ def test_whole_text_buffers_up_to_the_pool_limit_are_reused() -> None:
         assert any(b is got for b in (second.raw, second.work, second.text))
     finally:
         second.close()
+
+
+def _skips_past(nat, tmp_path: Path, text: str, needle: str) -> bool:
+    data = HEAD + lines_of(text)
+    to, _, _ = skip(nat, tmp_path, data, needle.encode(), False, 0)
+    joined = deframe(data[len(HEAD):to]) if to > len(HEAD) else b""
+    return deframe(data[len(HEAD):]).find(needle.encode()) < len(joined)
+
+
+def test_a_needle_ending_on_the_first_byte_of_a_line_is_never_skipped(nat, tmp_path: Path) -> None:
+    """The boundary class, keep 0: a needle that takes a line's last byte, whole lines and the
+    next line's first byte, where the text searched so far ends (the file's end, at every
+    length; the first read's end, at every line of messages whose lines' byte lengths
+    differ). The joined text searched ends before a closing quote: counted as text, it put
+    the line start just after the needle's first byte within reach of the skip."""
+    wrong = []
+    for filler in ("a", "aé"):
+        for m in (66, 130):
+            needle = "".join("bcd"[k % 3] for k in range(m))
+            for lines in range(3, 300):
+                for r in (1, 30):
+                    cps = (filler * 20000)[:64 * lines + r]
+                    text = cps[:64 * lines - (m - 1)] + needle + cps[64 * lines + 1:]
+                    if _skips_past(nat, tmp_path, text, needle):
+                        wrong.append(("file end", filler, m, lines, r))
+    needle = "".join("bcd"[k % 3] for k in range(66))
+    for j in (3, 4, 5):  # past the first read (32 KiB), its end at every offset of a line
+        cps = (("a" * j + "é") * 10000)[:36000]
+        for k in range(1, len(cps) // 64 - 2):
+            if _skips_past(nat, tmp_path, cps[:64 * (k + 1) - 65] + needle + cps[64 * (k + 1) + 1:], needle):
+                wrong.append(("read end", j, k))
+    assert not wrong

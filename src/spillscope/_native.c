@@ -1596,7 +1596,12 @@ AVX_TARGET static int sk_read(const unsigned char *in, Py_ssize_t avail, Py_ssiz
         ncont += __builtin_popcountll(cont);
         nesc += __builtin_popcountll(escaped);
         nnl += __builtin_popcountll(nl);
-        Py_ssize_t have = o + (i + 64 > seg ? i + 64 - seg : 0);
+        /* The joined text so far ends before a closing quote: where the block's last byte
+         * is one (a newline comes next), it is not text. Counted as text, it made the
+         * searched end one byte late, and a needle ending on the next line's first byte
+         * could be skipped past. */
+        Py_ssize_t taken = i + 64 - (p[64] == '\n');
+        Py_ssize_t have = o + (taken > seg ? taken - seg : 0);
         if (have - done_search >= SK_SEARCH_EVERY) {
             Py_ssize_t at = find_at(out, have, needle, m, done_search > m - 1 ? done_search - (m - 1) : 0, folded);
             if (at >= 0) {
@@ -1608,7 +1613,8 @@ AVX_TARGET static int sk_read(const unsigned char *in, Py_ssize_t avail, Py_ssiz
         }
     }
     /* what is joined of the blocks taken (an irregular one is not) */
-    Py_ssize_t have = o + (i > seg ? i - seg : 0);
+    Py_ssize_t taken = i - (in[i] == '\n'); /* in[i] is readable: i < avail */
+    Py_ssize_t have = o + (taken > seg ? taken - seg : 0);
     Py_ssize_t from_s = done_search > m - 1 ? done_search - (m - 1) : 0;
     *searched = have;
     if (have > from_s) {
