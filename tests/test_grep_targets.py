@@ -111,3 +111,42 @@ def test_a_vanished_session_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(searchable, "root_plan", racing)
     _, findings = R._local_targets(str(tmp_path))
     assert any(f.code == "unreadable" and f.path.endswith("session-cccccccccccc") for f in findings)
+
+
+@pytest.mark.parametrize("query", [("needle", False), ("NEEDLE", True), ("ne+dle", False), ("absent", False)])
+def test_the_walk_feeding_the_search_gives_the_events_of_the_listed_targets(tmp_path: Path,
+                                                                          query: tuple[str, bool]) -> None:
+    """With no logs, the search takes the walk's targets as they come (batches checked
+    while the walk goes on): the same hits in the same order, and the same findings, as the
+    search of the whole list of targets (its findings first, as before), each finding before
+    the hits of the session dirs after its own; over batches of every size."""
+    from spillscope.inspect.findings import Finding
+    from spillscope.inspect.search.pattern import Pattern
+    from spillscope.storage import open_storage
+
+    _hostile(tmp_path)
+    for d in range(40):  # 64, 256, 1024... files per batch: a root past the first three
+        s = tmp_path / f"session-{d:012x}"
+        s.mkdir()
+        for i in range(40):
+            (s / f"{i:012x}-bash.txt").write_bytes(b"x" * (d * 40 + i) + (b"needle" if (d + i) % 7 == 0 else b""))
+    (tmp_path / "session-dddddddddddd").symlink_to(tmp_path / "session-000000000001")
+    text, folded = query
+    pattern = Pattern(text, regex="+" in text, ignore_case=folded)
+    store = open_storage(str(tmp_path))
+    for kinds in (None, ["tool-output"]):
+        streamed = list(R.search_root(str(tmp_path), pattern, kinds=kinds))
+        targets, walked = R._local_targets(str(tmp_path))
+        targets = [t for t in targets if kinds is None or t.kind in kinds]
+        listed = walked + list(R._searched(targets, pattern, True, None, lambda: False, store))
+        hits = [e for e in streamed if not isinstance(e, Finding)]
+        assert len(hits) > 200 or text == "absent"
+        assert len(streamed) > len(hits)  # the findings: the walk's, the search's
+        assert hits == [e for e in listed if not isinstance(e, Finding)]
+        assert sorted(map(repr, (e for e in streamed if isinstance(e, Finding)))) == \
+            sorted(map(repr, (e for e in listed if isinstance(e, Finding))))
+        for k, e in enumerate(streamed):
+            if isinstance(e, Finding) and e.path is not None:
+                at = e.path if os.path.dirname(e.path) == str(tmp_path) else os.path.dirname(e.path)
+                own = os.path.basename(at)
+                assert all(os.path.basename(h.session_dir) <= own for h in streamed[:k] if not isinstance(h, Finding)), e

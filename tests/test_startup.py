@@ -94,6 +94,8 @@ def test_grep_on_a_dsh_root_with_a_session_imports_no_other_agent(tmp_path: Path
     proc, modules = run("grep", "needle", str(tmp_path))
     assert proc.returncode == 0 and "[[needle]]" in proc.stdout, proc
     assert "spillscope.inspect.search.tool" in modules  # there was something to search this time
+    # With no logs nothing links a hit: the seen ranges (and the notice checker) never load.
+    assert loaded(modules, ["spillscope.inspect.search.seen", "spillscope.reference.check"]) == []
     agents = [n for n in NEVER if n.startswith("spillscope.dialects.")] + ["spillscope.inspect.verify"]
     assert loaded(modules, agents) == []
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from itertools import chain, islice
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator
 
@@ -132,11 +133,24 @@ def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[li
 def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
     """:func:`_targets` of a local root with no session logs: nothing links an artifact (no
     ``seen``, no session id), so the directory entries say all (:mod:`..scan.searchable`)."""
-    from ..scan.searchable import searchable_files
-
-    files, findings = searchable_files(root)
     out: list[_Target] = []
-    for f in files:
+    findings: list[Finding] = []
+    for item in _walk_local_targets(root):
+        if isinstance(item, Finding):
+            findings.append(item)
+        else:
+            out.append(item)
+    return out, findings
+
+
+def _walk_local_targets(root: str) -> Iterator[_Target | Finding]:
+    """:func:`_local_targets` as the walk goes (:func:`..scan.searchable.iter_searchable`)."""
+    from ..scan.searchable import iter_searchable
+
+    for f in iter_searchable(root):
+        if isinstance(f, Finding):
+            yield f
+            continue
         kind = f.kind
         if kind == TRANSCRIPT:
             from ...formats.transcript.reader import departs_from_title  # only where there is one
@@ -146,8 +160,7 @@ def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
                     kind = TOOL_OUTPUT
             except OSError:
                 pass
-        out.append(_Target(f.path, kind, None, f.session_dir, None))
-    return out, findings
+        yield _Target(f.path, kind, None, f.session_dir, None)
 
 
 #: What ``--kind`` accepts: the kinds, and short names for the transcript's and (``spill``,
@@ -176,6 +189,32 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
     local = store.tree is not None
+    wanted = None if kinds is None else {KIND_NAMES.get(k, k) for k in kinds}
+    if local and logs is None and sessions is None:
+        # Nothing to link: the walk feeds the search as it goes, and the first files are
+        # checked (in C, on other cores) while the walk goes on; each finding of the walk
+        # comes out before the next hit.
+        walked: list[Finding] = []
+
+        def walk() -> Iterator[_Target]:
+            for item in _walk_local_targets(root_s):
+                if isinstance(item, Finding):
+                    walked.append(item)
+                elif wanted is None or item.kind in wanted:
+                    yield item
+
+        walking = walk()
+        first = next(walking, None)
+        if first is None:  # nothing to search: nothing of the searchers loads
+            yield from walked
+            return
+        for ev in _searched(chain([first], walking), pattern, local, max_count, cancelled, store):
+            if walked:
+                yield from walked
+                walked.clear()
+            yield ev
+        yield from walked
+        return
     targets, findings = _targets(root_s, local, None if logs is None else os.fspath(logs), rebase)
     if sessions is not None:
         targets = [t for t in targets if in_session(sessions, t.session, t.session_dir)]
@@ -184,12 +223,16 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         # path, a log's, stays).
         findings = [f for f in findings if f.path is None or f.code == "malformed-log"
                     or os.path.dirname(f.path) in dirs or in_session(sessions, None, os.path.dirname(f.path))]
-    if kinds is not None:
-        wanted = {KIND_NAMES.get(k, k) for k in kinds}
+    if wanted is not None:
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
-    if not targets:
-        return
+    if targets:
+        yield from _searched(targets, pattern, local, max_count, cancelled, store)
+
+
+def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_count: int | None,
+              cancelled: Callable[[], bool], store: Storage) -> Iterator[SearchHit | Finding]:
+    """The events of each target, in order, each checked by the byte prefilter first."""
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store)
@@ -204,7 +247,6 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
             store: Storage) -> Iterator[SearchHit | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order."""
-    from .seen import is_seen
     from .transcript import search_transcript
 
     seen: SeenRanges | None = None
@@ -218,15 +260,19 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
         if isinstance(ev, Finding):
             yield ev
             continue
-        if seen is None:
-            seen = t.seen_for() if t.seen_for is not None else {}
-        key = ev.message if ev.message is not None else 0
-        ranges = seen.get(key) if t.seen_for is not None else None
-        if t.seen_for is not None and key not in seen:
-            ranges = None
         h = ev.hit
+        was_seen: bool | None = None  # nothing links the artifact
+        if t.seen_for is not None:
+            # Only then: the seen ranges' module loads the notice checker (a search of a root
+            # with no logs never needs it).
+            from .seen import is_seen
+
+            if seen is None:
+                seen = t.seen_for()
+            key = ev.message if ev.message is not None else 0
+            was_seen = is_seen(seen.get(key), h.byte_start, h.byte_end)
         yield SearchHit(t.path, t.session, t.session_dir, t.kind, ev.message, ev.role, h.start, h.end,
-                        is_seen(ranges, h.byte_start, h.byte_end), h.before, h.match, h.after)
+                        was_seen, h.before, h.match, h.after)
 
 
 #: A local artifact this big is searched on a thread of its own, ahead of its turn: its search
@@ -316,7 +362,8 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
 #: Artifacts whose bytes are checked ahead of the one being searched (a bounded look-ahead).
 LOOKAHEAD = 256
 #: Local artifacts ruled in or out per native call: the first batch small (the first hits come
-#: soon), then bigger (fewer calls), one batch checked ahead while the one before is searched.
+#: soon), then each four times bigger up to BATCH (fewer calls), the next one gathered by the
+#: walk and checked while the one before is searched.
 FIRST_BATCH, BATCH = 64, 4096
 #: Below this share of the first batch ruled out, the rest is not prefiltered: reading every
 #: file twice (the check, then the search) costs more than the few searches it saves (-E over
@@ -324,58 +371,79 @@ FIRST_BATCH, BATCH = 64, 4096
 DENSE = 0.5
 
 
-def _prefiltered(targets: list[_Target], pattern: Pattern, local: bool) -> Iterator[tuple[_Target, bool]]:
+def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> Iterator[tuple[_Target, bool]]:
     """Each target, in order, with whether its bytes may hold a match: checked on every core
     (natively in batches for a local root; else ``pread`` and ``memmem`` on a thread pool,
     the GIL released), yielded in the root's order so that results stay in a stable order
-    whatever the threads do."""
+    whatever the threads do. ``targets`` is taken as it comes (a walk): the next batch is
+    gathered while the one before is checked."""
     if pattern.literal is None and pattern.required is None:
         yield from ((t, True) for t in targets)  # a regex: no prefilter
         return
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    it = iter(targets)
     if local and may_match_many([], [], pattern) is not None:
-        batches: list[list[_Target]] = []
-        at, size = 0, FIRST_BATCH
-        while at < len(targets):
-            batches.append(targets[at : at + size])
-            at, size = at + size, BATCH
+        def batches() -> Iterator[list[_Target]]:
+            size = FIRST_BATCH
+            while True:
+                batch = list(islice(it, size))
+                if not batch:
+                    return
+                yield batch
+                size = min(size * 4, BATCH)
 
         def check(batch: list[_Target]) -> list[bool]:
             got = may_match_many([t.path for t in batch], [t.kind == TRANSCRIPT for t in batch], pattern)
             assert got is not None
             return got
 
+        todo = batches()
+        first = next(todo, None)
+        if first is None:
+            return
         ahead = ThreadPoolExecutor(1, thread_name_prefix="spillscope-prefilter")
         try:
-            pending: deque[Future[list[bool]]] = deque([ahead.submit(check, batches[0])] if batches else [])
-            for i, batch in enumerate(batches):
-                verdicts = pending.popleft().result()
-                if i == 0 and len(batch) == FIRST_BATCH and verdicts.count(False) < len(batch) * DENSE:
-                    # Nearly every file may match (a dense pattern): checking the rest would
-                    # read each twice for nothing.
-                    yield from zip(batch, verdicts)
-                    yield from ((t, True) for b in batches[1:] for t in b)
-                    return
-                for later in batches[i + 1 + len(pending) : i + 3]:
-                    pending.append(ahead.submit(check, later))
-                yield from zip(batch, verdicts)
+            checking = ahead.submit(check, first)
+            second = next(todo, None)  # gathered while the first is checked
+            verdicts = checking.result()
+            if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
+                # Nearly every file may match (a dense pattern): checking the rest would
+                # read each twice for nothing.
+                yield from zip(first, verdicts)
+                yield from ((t, True) for t in second or ())
+                yield from ((t, True) for t in it)
+                return
+            pending: deque[tuple[list[_Target], Future[list[bool]]]] = deque()  # checked in turn
+            if second is not None:
+                pending.append((second, ahead.submit(check, second)))
+            yield from zip(first, verdicts)
+            while pending:
+                later = next(todo, None)  # gathered while the one before is checked
+                if later is not None:
+                    pending.append((later, ahead.submit(check, later)))
+                batch, fut = pending.popleft()
+                yield from zip(batch, fut.result())
         finally:
             ahead.shutdown(wait=False, cancel_futures=True)
         return
-    workers = max(1, min(len(targets), os.cpu_count() or 1))
+    workers = max(1, os.cpu_count() or 1)
     if workers == 1:
-        yield from ((t, may_match(t.path, t.kind == TRANSCRIPT, pattern)) for t in targets)
+        yield from ((t, may_match(t.path, t.kind == TRANSCRIPT, pattern)) for t in it)
         return
     pool = ThreadPoolExecutor(workers, thread_name_prefix="spillscope-prefilter")
     try:
-        pending_one = deque(pool.submit(may_match, t.path, t.kind == TRANSCRIPT, pattern)
-                            for t in targets[:LOOKAHEAD])
-        for i, t in enumerate(targets):
-            may = pending_one.popleft().result()
-            if i + LOOKAHEAD < len(targets):
-                nxt = targets[i + LOOKAHEAD]
-                pending_one.append(pool.submit(may_match, nxt.path, nxt.kind == TRANSCRIPT, pattern))
+        ahead_one: deque[tuple[_Target, Future[bool]]] = deque()
+
+        def submit(n: int) -> None:
+            for t in islice(it, n):
+                ahead_one.append((t, pool.submit(may_match, t.path, t.kind == TRANSCRIPT, pattern)))
+
+        submit(LOOKAHEAD)
+        while ahead_one:
+            t, one = ahead_one.popleft()
+            may = one.result()
+            submit(1)
             yield t, may
     finally:
         # A search stopped early (cancelled, a cap reached) does not wait for the look-ahead.
