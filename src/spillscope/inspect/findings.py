@@ -6,7 +6,7 @@ Codes are part of the CLI's JSON interface (``verify --json``): never renamed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, TypeVar
 
 Severity = Literal["error", "warning", "info"]
 
@@ -84,3 +84,18 @@ def by_location(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
 def finding(code: str, **kwargs: Any) -> Finding:
     """A finding with the code's registered severity."""
     return Finding(code, CODES[code][0], **kwargs)
+
+
+_T = TypeVar("_T")
+
+
+def set_apart(items: Iterable[_T | Finding]) -> tuple[list[_T], list[Finding]]:
+    """A walk's items and its findings, each in their order (a walk that yields both as it goes)."""
+    kept: list[_T] = []
+    found: list[Finding] = []
+    for item in items:
+        if isinstance(item, Finding):
+            found.append(item)
+        else:
+            kept.append(item)
+    return kept, found

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Iterator, NamedTuple
 
-from ..findings import Finding, finding
+from ..findings import Finding, finding, set_apart
 from .tree import classify_name, lstat_artifact, root_plan
 
 
@@ -35,14 +35,7 @@ def searchable_files(root: str) -> tuple[list[SearchableFile], list[Finding]]:
     (symlinks, other entries where an artifact belongs, unreadable or vanished dirs and
     entries, an unusable root). Findings about names, modes or stray entries of the root are
     not made: they stop nothing being searched."""
-    files: list[SearchableFile] = []
-    findings: list[Finding] = []
-    for item in iter_searchable(root):
-        if isinstance(item, Finding):
-            findings.append(item)
-        else:
-            files.append(item)
-    return files, findings
+    return set_apart(iter_searchable(root))
 
 
 def iter_searchable(root: str) -> Iterator[SearchableFile | Finding]:

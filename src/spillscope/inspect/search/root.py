@@ -20,7 +20,7 @@ from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
 from .prefilter import may_match, may_match_many
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
-from ..findings import Finding, finding
+from ..findings import Finding, finding, set_apart
 from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
 
@@ -133,14 +133,7 @@ def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[li
 def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
     """:func:`_targets` of a local root with no session logs: nothing links an artifact (no
     ``seen``, no session id), so the directory entries say all (:mod:`..scan.searchable`)."""
-    out: list[_Target] = []
-    findings: list[Finding] = []
-    for item in _walk_local_targets(root):
-        if isinstance(item, Finding):
-            findings.append(item)
-        else:
-            out.append(item)
-    return out, findings
+    return set_apart(_walk_local_targets(root))
 
 
 def _walk_local_targets(root: str) -> Iterator[_Target | Finding]:
