@@ -150,3 +150,26 @@ def test_the_walk_feeding_the_search_gives_the_events_of_the_listed_targets(tmp_
                 at = e.path if os.path.dirname(e.path) == str(tmp_path) else os.path.dirname(e.path)
                 own = os.path.basename(at)
                 assert all(os.path.basename(h.session_dir) <= own for h in streamed[:k] if not isinstance(h, Finding)), e
+
+
+def test_findings_first_gives_every_walk_finding_before_the_first_hit(tmp_path: Path) -> None:
+    """A reader that stops early (the TUI at its cap) asks for the findings first: it sees the
+    findings of the session dirs after its last hit too (streamed, it would not)."""
+    from itertools import islice
+
+    from spillscope.inspect.findings import Finding
+    from spillscope.inspect.search.pattern import Pattern
+
+    _hostile(tmp_path)
+    for d in range(3):  # more files than the first two batches (64 + 256) before the hostile dirs
+        s = tmp_path / f"session-{d:012x}"
+        s.mkdir()
+        for i in range(150):
+            (s / f"{i:012x}-bash.txt").write_bytes(b"a needle")
+    walked = R._local_targets(str(tmp_path))[1]
+    assert len(walked) >= 5
+    got = list(islice(R.search_root(str(tmp_path), Pattern("needle"), findings_first=True), len(walked) + 3))
+    assert sorted(map(repr, got[: len(walked)])) == sorted(map(repr, walked))
+    assert all(not isinstance(e, Finding) for e in got[len(walked):])
+    streamed = list(islice(R.search_root(str(tmp_path), Pattern("needle")), len(walked) + 3))
+    assert sum(isinstance(e, Finding) for e in streamed) < len(walked)  # what the option is for

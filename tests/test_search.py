@@ -1417,3 +1417,38 @@ def test_native_find_is_bytes_find(hay: bytes, needle: bytes, start: int) -> Non
             assert nat.find(hay, needle, start) == hay.find(needle, start)
     finally:
         nat.simd(was)
+
+
+async def test_tui_root_search_stopped_at_its_cap_still_lists_every_artifact_not_searched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search screen stops at MAX_SHOWN hits; the artifacts that could not be searched
+    (symlinks) in the session dirs after its last hit are still listed and counted."""
+    from spillscope.frontends.tui import search as S
+    from spillscope.frontends.tui.app import SpillscopeApp
+    from spillscope.frontends.tui.search import SearchScreen
+
+    monkeypatch.setattr(S, "MAX_SHOWN", 5)
+    root = tmp_path / "root"
+    for d in range(3):
+        s = root / f"session-{d:012x}"
+        s.mkdir(parents=True)
+        for i in range(150):
+            (s / f"{i:012x}-bash.txt").write_bytes(b"a needle")
+    late = root / "session-ffffffffffff"
+    late.mkdir()
+    for i in range(3):
+        (late / f"{i:012x}-bash.txt").symlink_to("/etc/hostname")
+    app = SpillscopeApp(str(root), None, watch=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _wait(pilot, lambda: app.verified)
+        await pilot.press("s")
+        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        for ch in "needle":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await _wait(pilot, lambda: "done" in str(screen.query_one("#search-status").render()))
+        status = str(screen.query_one("#search-status").render())
+        assert "(stopped at 5)" in status and "3 artifacts not searched" in status, status
+        assert screen.bad == 3

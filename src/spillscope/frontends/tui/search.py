@@ -114,8 +114,10 @@ class SearchScreen(Screen[None]):
         last = time.monotonic()
         shown = 0
         try:
+            # findings_first: the search stops at MAX_SHOWN hits, and every artifact that could
+            # not be searched is still listed and counted.
             for ev in search_root(self.root, pattern, logs=self.logs, rebase=self.rebase,
-                                  cancelled=lambda: worker.is_cancelled):
+                                  cancelled=lambda: worker.is_cancelled, findings_first=True):
                 batch.append(ev)
                 shown += isinstance(ev, SearchHit)
                 if time.monotonic() - last > 0.1 or shown >= MAX_SHOWN:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Iterator, NamedTuple
 
-from ..findings import Finding, finding, set_apart
+from ..findings import Finding, finding
 from .tree import classify_name, lstat_artifact, root_plan
 
 
@@ -29,19 +29,15 @@ class SearchableFile(NamedTuple):
     kind: str
 
 
-def searchable_files(root: str) -> tuple[list[SearchableFile], list[Finding]]:
+def iter_searchable(root: str) -> Iterator[SearchableFile | Finding]:
     """Every regular file of every session dir under the local dir ``root``, sorted by session
     dir and name, and the findings :func:`~.tree.scan_root` gives for what is not one
     (symlinks, other entries where an artifact belongs, unreadable or vanished dirs and
-    entries, an unusable root). Findings about names, modes or stray entries of the root are
-    not made: they stop nothing being searched."""
-    return set_apart(iter_searchable(root))
-
-
-def iter_searchable(root: str) -> Iterator[SearchableFile | Finding]:
-    """:func:`searchable_files` as the walk goes, session dir by session dir, each finding
-    where its dir comes: a search can start on the first files while the walk goes on (on a
-    root of 7,000 files the walk is a fifth of a search that rules every file out)."""
+    entries, an unusable root), as the walk goes: session dir by session dir, each finding
+    where its dir comes, so that a search can start on the first files while the walk goes on
+    (on a root of 7,000 files the walk is a fifth of a search that rules every file out).
+    Findings about names, modes or stray entries of the root are not made: they stop nothing
+    being searched."""
     done, plan = root_plan(root)
     if done is not None:
         yield from done.findings

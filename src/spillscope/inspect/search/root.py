@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from contextlib import closing
 from itertools import chain, islice
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator
 
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
@@ -171,19 +172,23 @@ def in_session(selected: Collection[str], session: str | None, session_dir: str)
 def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
                 rebase: str | None = None, max_count: int | None = None,
                 sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
-                cancelled: Callable[[], bool] = lambda: False) -> Iterator[SearchHit | Finding]:
+                cancelled: Callable[[], bool] = lambda: False,
+                findings_first: bool = False) -> Iterator[SearchHit | Finding]:
     """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted
     by session dir and name), with a :class:`Finding` for each artifact that could not be
     searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``);
     ``sessions`` (ids or session dir names) and ``kinds`` (:data:`KIND_NAMES`) keep only the
     artifacts they name, and nothing else is read. Raises :class:`PatternError` before
-    anything is read for a bad pattern."""
+    anything is read for a bad pattern. A walk's findings come as the walk reaches them
+    (before the hits of later session dirs), or with ``findings_first`` all before the first
+    hit: for a reader that may stop early (a cap on hits shown), which would otherwise never
+    see the findings of the dirs after its last hit."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
     local = store.tree is not None
     wanted = None if kinds is None else {KIND_NAMES.get(k, k) for k in kinds}
-    if local and logs is None and sessions is None:
+    if local and logs is None and sessions is None and not findings_first:
         # Nothing to link: the walk feeds the search as it goes, and the first files are
         # checked (in C, on other cores) while the walk goes on; each finding of the walk
         # comes out before the next hit.
@@ -201,11 +206,14 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         if first is None:  # nothing to search: nothing of the searchers loads
             yield from walked
             return
-        for ev in _searched(chain([first], walking), pattern, local, max_count, cancelled, store):
-            if walked:
-                yield from walked
-                walked.clear()
-            yield ev
+        # closing: a reader that stops early stops the look-ahead threads now, not when the
+        # generator is collected.
+        with closing(_searched(chain([first], walking), pattern, local, max_count, cancelled, store)) as events:
+            for ev in events:
+                if walked:
+                    yield from walked
+                    walked.clear()
+                yield ev
         yield from walked
         return
     targets, findings = _targets(root_s, local, None if logs is None else os.fspath(logs), rebase)
@@ -224,7 +232,7 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
 
 
 def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_count: int | None,
-              cancelled: Callable[[], bool], store: Storage) -> Iterator[SearchHit | Finding]:
+              cancelled: Callable[[], bool], store: Storage) -> Generator[SearchHit | Finding, None, None]:
     """The events of each target, in order, each checked by the byte prefilter first."""
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
@@ -249,6 +257,10 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
                                    store=store)
     else:
         events = _tool_events(t.path, pattern, max_count, cancelled, store)
+    if t.seen_for is not None:
+        # Only then: the seen ranges' module loads the notice checker (a search of a root
+        # with no logs never needs it).
+        from .seen import is_seen
     for ev in events:
         if isinstance(ev, Finding):
             yield ev
@@ -256,10 +268,6 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
         h = ev.hit
         was_seen: bool | None = None  # nothing links the artifact
         if t.seen_for is not None:
-            # Only then: the seen ranges' module loads the notice checker (a search of a root
-            # with no logs never needs it).
-            from .seen import is_seen
-
             if seen is None:
                 seen = t.seen_for()
             key = ev.message if ev.message is not None else 0
