@@ -522,6 +522,22 @@ async def _wait(pilot: Any, predicate: Any, timeout: float = 10.0) -> None:
     raise AssertionError("timed out")
 
 
+async def _searched_in_tui(pilot: Any, app: Any, text: str) -> Any:
+    """The search screen of ``app``, opened with ``s``, after a search for ``text`` is done."""
+    from spillscope.frontends.tui.search import SearchScreen
+
+    await _wait(pilot, lambda: app.verified)
+    await pilot.press("s")
+    await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
+    screen = app.screen
+    assert isinstance(screen, SearchScreen)
+    for ch in text:
+        await pilot.press(ch)
+    await pilot.press("enter")
+    await _wait(pilot, lambda: "done" in str(screen.query_one("#search-status").render()))
+    return screen
+
+
 async def test_tui_root_search_streams_groups_and_opens_the_reader_at_the_hit(tmp_path: Path) -> None:
     from spillscope.frontends.tui.app import SpillscopeApp
     from spillscope.frontends.tui.screens import ReaderScreen
@@ -530,15 +546,7 @@ async def test_tui_root_search_streams_groups_and_opens_the_reader_at_the_hit(tm
     demo = write_demo(tmp_path / "demo")
     app = SpillscopeApp(str(demo.root), str(demo.logs), watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _wait(pilot, lambda: app.verified)
-        await pilot.press("s")
-        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
-        for ch in "appendix line 2":
-            await pilot.press(ch)
-        await pilot.press("enter")
-        await _wait(pilot, lambda: "done" in str(screen.query_one("#search-status").render()))
+        screen = await _searched_in_tui(pilot, app, "appendix line 2")
         tree = screen.query_one(SearchTree)
         sessions = list(tree.root.children)
         assert sessions and all(s.children for s in sessions)  # session → artifact → hits
@@ -1425,7 +1433,6 @@ async def test_tui_root_search_stopped_at_its_cap_still_lists_every_artifact_not
     (symlinks) in the session dirs after its last hit are still listed and counted."""
     from spillscope.frontends.tui import search as S
     from spillscope.frontends.tui.app import SpillscopeApp
-    from spillscope.frontends.tui.search import SearchScreen
 
     monkeypatch.setattr(S, "MAX_SHOWN", 5)
     root = tmp_path / "root"
@@ -1440,15 +1447,7 @@ async def test_tui_root_search_stopped_at_its_cap_still_lists_every_artifact_not
         (late / f"{i:012x}-bash.txt").symlink_to("/etc/hostname")
     app = SpillscopeApp(str(root), None, watch=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _wait(pilot, lambda: app.verified)
-        await pilot.press("s")
-        await _wait(pilot, lambda: isinstance(app.screen, SearchScreen))
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
-        for ch in "needle":
-            await pilot.press(ch)
-        await pilot.press("enter")
-        await _wait(pilot, lambda: "done" in str(screen.query_one("#search-status").render()))
+        screen = await _searched_in_tui(pilot, app, "needle")
         status = str(screen.query_one("#search-status").render())
         assert "(stopped at 5)" in status and "3 artifacts not searched" in status, status
         assert screen.bad == 3
