@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from collections import deque
 from contextlib import closing
-from itertools import chain, islice
 from dataclasses import dataclass
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator
 
 from ...storage import Storage, normalize_root, open_storage
