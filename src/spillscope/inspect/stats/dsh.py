@@ -42,7 +42,7 @@ from ...storage import Storage, open_storage
 from ...util.gcpause import acyclic
 from ..verify.coverage import why_nothing_checked
 from ..verify.expiry import SweepForecast
-from ..findings import Finding
+from ..findings import Finding, set_apart
 from ..link.locate import resolve_locator
 from ..link.reference import validate_notice
 from ..logs import ReferenceEntry, SessionLog, iter_logs
@@ -405,12 +405,9 @@ def _dsh_stats(root: Storage | str | os.PathLike[str], logs: str | os.PathLike[s
             for f in done.findings:
                 b.add_finding(f.code)
             plan = []
-        specs: list[SessionSpec] = []
-        for item in plan:
-            if isinstance(item, Finding):
-                b.add_finding(item.code)
-            else:
-                specs.append(item)
+        specs, found = set_apart(plan)
+        for f in found:
+            b.add_finding(f.code)
         workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
         _STATE = (forecast if forecast.applies else None, named, top)
         try:
