@@ -16,6 +16,14 @@ not in it, so neither is the needle.
   match holds, found ignoring ASCII case; for a regex, the literal every match holds, see
   :mod:`.required`). A regex without such a literal is never ruled out here.
 
+* An escaped needle of 16-65 bytes (:data:`HALVES_MIN`, :data:`HALVES_MAX`) is looked for in a
+  transcript by its two halves, in the raw bytes, nothing joined (``pf_halves`` in
+  ``_native.c``): where no fragment line between two joins is shorter than the needle less one
+  (the writer's 64 code points are at least 64 bytes), a match spans at most two lines, so one
+  half lies whole in one line. A shorter line, and so two joins too close, hands the file to
+  the join above. Files over 16 MiB are mapped (the page cache read in place), so that an
+  absent needle costs one read at several GB/s a core and no copy.
+
 The scans are the native ``find``/``find_ci`` (``memmem`` and its case-folding twin, the GIL
 released) over the file in large reads; a yes costs one pass, and the search then reads what it
 needs. :func:`may_match_many` asks the same of many local files in one native call
@@ -45,6 +53,11 @@ MAX_SIZE = 8 << 20
 #: (an absent needle over 1 GB of 134 MB transcripts: 0.7 s searched, 0.2 s checked).
 NATIVE_CHUNK = 1 << 20
 NATIVE_MAX_SIZE = 1 << 62
+#: The escaped needles a transcript is checked for by their halves in raw bytes, as
+#: ``_native.prefilter`` decides: a shorter one's halves are too common in text, a longer one
+#: may span three fragment lines of 64 ASCII code points (a match spans at most two where each
+#: holds its length less one).
+HALVES_MIN, HALVES_MAX = 16, 65
 
 
 def _find(buf: bytes, needle: bytes, ignore_case: bool) -> bool:
@@ -168,12 +181,16 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
         plain, escaped = plain.lower(), escaped.lower()
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
     # A big transcript is searched window by window, skipping in one pass the lines in which
-    # a fixed string cannot start (native.skip_lines): checking it here first would read it
-    # twice where it holds the needle.
+    # a fixed string cannot start (native.skip_lines, about 3 GB/s a core): checking it here
+    # first reads it twice where it holds the needle. Worth it only where the check is the
+    # halves' one (HALVES_MAX, several times the skip's pace in C): a file without the
+    # needle then costs that one pass.
     from .message import SKIP_ABOVE, skips_lines
     from .whole import WHOLE_MAX
 
-    transcript_max = min(SKIP_ABOVE, max(WHOLE_MAX, 0)) if skips_lines(pattern) else NATIVE_MAX_SIZE
+    transcript_max = NATIVE_MAX_SIZE
+    if skips_lines(pattern) and not HALVES_MIN <= len(escaped) <= HALVES_MAX:
+        transcript_max = min(SKIP_ABOVE, max(WHOLE_MAX, 0))
     verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
                              cores(), NATIVE_CHUNK, transcript_max)
     # 2: not opened as a regular file: the search opens it again and says why.

@@ -1,0 +1,207 @@
+"""The needle's halves looked for in a transcript's raw bytes (``_native.c``: ``pf_halves`` in the
+prefilter, the fused ``sk_read`` of ``skip_lines``): for escaped needles of 16-65 bytes a file
+is ruled out, or lines skipped, without joining the fragment lines, sound only where no line
+between two joins is shorter than the needle less one. The class: needles of every length in
+that range, over lines of every length (the writer's 64 code points, and hand-made 1-90),
+every escaping layer, the needle at every place relative to the joins, folded and not; files
+read whole, in chunks and mapped; a mapping that outlives the file's end."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from spillscope.inspect.search import pattern as P
+from spillscope.inspect.search.escapes import deframe, measure_escaped
+from spillscope.inspect.search.prefilter import HALVES_MAX, HALVES_MIN, may_match_many
+from spillscope.util import native
+from spillscope.util.text import js_json_string
+
+ALPHABET = ["a", "b", " ", "x", "\n", "\\", '"', "\t", "é", "界", "😀", "\u2028", "/", "q", "z", "e\u0301", "\r\n",
+            "k", "w"]
+HEAD = b"### Message 1: user\n\n"
+
+
+@pytest.fixture
+def nat():
+    if native.NATIVE is None or not native.NATIVE.simd():
+        pytest.skip("the halves need the C accelerator with AVX2")
+    return native.NATIVE
+
+
+def escaped(text: str) -> bytes:
+    return js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
+
+
+def a_needle(rng: random.Random) -> str:
+    """A needle whose escaped form is 16-65 bytes, from the hard alphabet (no '/': it escapes
+    as the writer spells it, and a raw '\\/' in a file is never ruled out)."""
+    while True:
+        text = "".join(rng.choice([c for c in ALPHABET if c != "/"]) for _ in range(rng.randrange(6, 60)))
+        if HALVES_MIN <= len(escaped(text)) <= HALVES_MAX:
+            return text
+
+
+def fragment_lines(text: str, rng: random.Random, regular: bool) -> bytes:
+    """The writer's 64 code points a line, or hand-made lines of 1-90."""
+    cps, out, at = list(text), [], 0
+    while at < len(cps):
+        n = 64 if regular else rng.choice([1, 2, rng.randrange(1, 90), 63, 64, 65])
+        out.append(b'"' + escaped("".join(cps[at:at + n])) + b'"\n')
+        at += n
+    return b"".join(out)
+
+
+def planted(rng: random.Random, needle: str, size: int, present: bool) -> str:
+    """Random text of ``size`` code points; the needle at a random place where ``present``,
+    else nothing or a near miss (its halves apart). U+2028 (escaped \u2028: never ruled out) in some."""
+    alphabet = ALPHABET if rng.random() < 0.2 else [c for c in ALPHABET if c != "\u2028"]
+    text = "".join(rng.choice(alphabet) for _ in range(size))
+    at = rng.randrange(len(text) + 1)
+    if present:
+        return text[:at] + needle + text[at:]
+    if rng.random() < 0.5:
+        return text
+    half = len(needle) // 2
+    return text[:at] + needle[:half] + "~" + needle[half:] + text[at:]
+
+
+def test_the_prefilter_by_halves_never_rules_out_a_file_whose_joined_text_holds_the_needle(nat, tmp_path: Path) -> None:
+    """Verdict 0 only where the join rule (every '"\\n"' removed, no \\u or \\/ escape) finds
+    no needle; and regular files without it are ruled out (the halves decide there)."""
+    rng = random.Random(7)
+    root = tmp_path / "session-0123456789ab"
+    root.mkdir()
+    cases = []
+    for i in range(400):
+        needle = a_needle(rng)
+        folded = i % 4 == 3
+        regular = i % 3 != 0
+        text = planted(rng, needle, rng.choice([0, 40, 300, 3000]), present=i % 2 == 0)
+        data = HEAD + fragment_lines(text, rng, regular)
+        path = root / f"{i:012x}-session-reference-1.txt"
+        path.write_bytes(data)
+        cases.append((str(path), needle, folded, data, regular))
+    wrong, ruled_out_regular = [], 0
+    for path, needle, folded, data, regular in cases:
+        pattern = P.Pattern(needle.upper() if folded else needle, ignore_case=folded)
+        pattern.compile()
+        (verdict,) = may_match_many([path], [True], pattern)
+        enc = escaped(needle)
+        joined = data.replace(b'"\n"', b"")
+        holds = (enc.lower() in joined.lower()) if folded else enc in joined
+        if b"\\u" in data or b"\\/" in data or holds:
+            if not verdict:
+                wrong.append((path, needle, folded))
+        elif regular and not verdict:
+            ruled_out_regular += 1
+    assert not wrong
+    assert ruled_out_regular > 30
+
+
+def test_a_needle_across_a_join_at_every_offset_passes_the_prefilter(nat, tmp_path: Path) -> None:
+    """The boundary class: the needle split by a join after each of its bytes (its escapes
+    kept whole), in lines of 64 code points and of exactly its length less one, at every
+    offset of a 64-byte block; three lines when they are shorter still."""
+    rng = random.Random(11)
+    root = tmp_path / "session-0123456789ab"
+    root.mkdir()
+    paths, expect = [], []
+    for m in (16, 17, 33, 64, 65):
+        needle = ("qwzk" * 20)[:m]
+        for split in range(1, m):
+            for lead in (0, 1, 31, 63, 64 - split % 64):
+                pre = "a" * (lead + rng.randrange(0, 200))
+                line_len = rng.choice([64, max(1, m - 1), max(1, m // 3)])
+                text = pre + needle + "a" * 100
+                # lines cut so that a join falls after ``split`` bytes of the needle
+                first = len(pre) + split
+                cuts = [0, first] + list(range(first + line_len, len(text), line_len)) + [len(text)]
+                body = b"".join(b'"' + escaped(text[a:b]) + b'"\n' for a, b in zip(cuts, cuts[1:]) if b > a)
+                path = root / f"{len(paths):012x}-session-reference-1.txt"
+                path.write_bytes(HEAD + body)
+                paths.append(str(path))
+                expect.append(needle)
+    for needle in set(expect):
+        pattern = P.Pattern(needle)
+        pattern.compile()
+        mine = [p for p, n in zip(paths, expect) if n == needle]
+        assert all(may_match_many(mine, [True] * len(mine), pattern))
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_a_mapped_transcript_gets_the_verdict_of_one_read_whole(nat, tmp_path: Path, present: bool) -> None:
+    """Over 16 MiB the file is mapped: its needle found across a join near the end, and a
+    file without it ruled out."""
+    needle = "quartzite handover protocol at the end"
+    line = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n"
+    text = line * 290_000 + ("x" * 40 + needle if present else "x" * 40)
+    data = HEAD + fragment_lines(text, random.Random(0), regular=True)
+    assert len(data) > 16 << 20
+    path = tmp_path / "session-0123456789ab" / "000000000001-session-reference-1.txt"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    pattern = P.Pattern(needle)
+    pattern.compile()
+    assert may_match_many([str(path)], [True], pattern) == [present]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lines_skipped_by_halves_hold_no_needle_and_are_counted_exactly(nat, tmp_path: Path, seed: int) -> None:
+    """skip_lines with a 16-65 byte needle (the fused read; a short hand-made line hands the
+    rest to the join): what it skips is counted as the decoder counts it and no needle
+    starts in it or in the ``keep`` bytes after it."""
+    rng = random.Random(seed)
+    skipped = 0
+    path = tmp_path / "t.txt"
+    for _ in range(80):
+        needle = a_needle(rng)
+        regular = rng.random() < 0.7
+        text = planted(rng, needle, rng.choice([300, 5000, 50000]), present=rng.random() < 0.7)
+        body = fragment_lines(text, rng, regular)
+        data = HEAD + body + (b"\n### Message 2: user\n\n\"xqz\"\n" if rng.random() < 0.5 else b"")
+        folded = rng.random() < 0.3
+        enc = escaped(needle).lower() if folded else escaped(needle)
+        keep = rng.choice([0, 100, 600])
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            to, cps, nbytes = nat.skip_lines(fd, len(HEAD), len(data), enc, folded, keep)
+        finally:
+            os.close(fd)
+        if to == len(HEAD):
+            continue
+        skipped += 1
+        assert data[to - 1:to + 1] == b'\n"'
+        joined = deframe(data[len(HEAD):to])
+        assert (cps, nbytes) == measure_escaped(joined)
+        after = data[to:]
+        cut = after.find(b"\n\n")
+        rest = deframe(after[:cut + 1] if cut >= 0 else after)
+        hay = joined + rest[:keep + len(enc)]
+        first = (hay.lower() if folded else hay).find(enc)
+        assert first == -1 or first >= len(joined) + keep
+    assert skipped > 30
+
+
+def test_a_mapping_past_the_file_s_end_stops_the_skip_instead_of_the_process(nat, tmp_path: Path) -> None:
+    """A file shortened while mapped raises SIGBUS at its first page past the end: the skip
+    keeps what it counted before that page and the process lives on (here the caller's end
+    is past the file's, as after a truncation between its stat and the read)."""
+    line = b'"' + b"a" * 61 + b'"\n'
+    body = line * (((1 << 20) - len(HEAD)) // len(line))
+    data = HEAD + body
+    data += b'"' + b"a" * ((1 << 20) - len(data) - 3) + b'"\n'
+    assert len(data) == 1 << 20  # ends on a page
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        to, cps, nbytes = nat.skip_lines(fd, len(HEAD), len(data) + (1 << 20), b"absent from it, this needle", False, 0)
+    finally:
+        os.close(fd)
+    assert len(HEAD) < to <= len(data)
+    assert (cps, nbytes) == measure_escaped(deframe(data[len(HEAD):to]))
