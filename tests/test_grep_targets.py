@@ -173,3 +173,27 @@ def test_findings_first_gives_every_walk_finding_before_the_first_hit(tmp_path: 
     assert all(not isinstance(e, Finding) for e in got[len(walked):])
     streamed = list(islice(R.search_root(str(tmp_path), Pattern("needle")), len(walked) + 3))
     assert sum(isinstance(e, Finding) for e in streamed) < len(walked)  # what the option is for
+
+
+@pytest.mark.parametrize("regex", [False, True])
+def test_a_search_without_context_gives_the_same_hits_with_no_text(tmp_path: Path, regex: bool) -> None:
+    """``context=False`` (grep --json, -l, -c) leaves the text of a hit out where that is
+    cheaper, never its place: the same hits, offsets and order as a search with context,
+    over ASCII and non-ASCII tool outputs and transcripts (code points ≠ bytes)."""
+    from spillscope.inspect.search.pattern import Pattern
+    from spillscope.inspect.search.root import SearchHit, search_root
+    from test_search import write_root
+
+    texts = ["plain ascii ERROR] timeout x failed and ERROR] timeout y failed",
+             "é 界 😀 ERROR] timeout é failed\r\nERROR] timeout 😀 failed",
+             "ERROR] timeout \u2028 failed e\u0301 ERROR] timeout z failed"]
+    root = write_root(tmp_path, [texts, texts[::-1]], texts)
+    pattern = Pattern(r"ERROR\] timeout \S+ failed" if regex else "ERROR] timeout", regex=regex)
+
+    def hits(context: bool) -> list[SearchHit]:
+        return [h for h in search_root(root, pattern, context=context) if isinstance(h, SearchHit)]
+
+    full, bare = hits(True), hits(False)
+    assert len(full) == 18
+    assert [h.to_json() for h in bare] == [h.to_json() for h in full]
+    assert all(h.match for h in full)

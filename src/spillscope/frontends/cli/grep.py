@@ -15,6 +15,7 @@ from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, search_root
+from ...util.text import ascii_json
 from .args import UsageError, check_logs, open_root
 from .grep_output import GrepError, Output, Shown, by_file, use_color, write_file, write_finding
 
@@ -64,13 +65,21 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     # -l needs one hit per artifact to name it: the search of an artifact stops there.
     limit = 1 if mode == "files" else max_count
     hits = 0
-    events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds)
+    # The text of a hit is shown only in human output: JSON, -l and -c write offsets at most.
+    spans_only = as_json or mode != "hits"
+    events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
+                         context=not spans_only)
     for item in by_file(events):
         if isinstance(item, Finding):
             write_finding(item, err)
             continue
         hits += len(item)
         shown: list[Shown] = []
+        if mode == "hits" and as_json and not how.line_number:
+            # Only the record is written: no line of context to make (a dense pattern's
+            # hits are many, and this is the whole of each one's output).
+            out.write("".join([ascii_json(h.to_json()) + "\n" for h in item]))
+            continue
         if mode == "hits":
             lines: list[HitLines | None] = list(_with_lines(item, how.context)) if how.line_number else [None] * len(item)
             shown = [_shown(h, ln) for h, ln in zip(item, lines)]

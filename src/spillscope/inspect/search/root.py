@@ -173,7 +173,7 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
                 rebase: str | None = None, max_count: int | None = None,
                 sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
                 cancelled: Callable[[], bool] = lambda: False,
-                findings_first: bool = False) -> Iterator[SearchHit | Finding]:
+                findings_first: bool = False, context: bool = True) -> Iterator[SearchHit | Finding]:
     """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted
     by session dir and name), with a :class:`Finding` for each artifact that could not be
     searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``);
@@ -182,7 +182,9 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     anything is read for a bad pattern. A walk's findings come as the walk reaches them
     (before the hits of later session dirs), or with ``findings_first`` all before the first
     hit: for a reader that may stop early (a cap on hits shown), which would otherwise never
-    see the findings of the dirs after its last hit."""
+    see the findings of the dirs after its last hit. ``context`` False: a hit's ``before``,
+    ``match`` and ``after`` may be left empty where leaving them costs less (a reader of
+    spans only, as ``grep --json``: a dense pattern's hits are many)."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
@@ -208,7 +210,7 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
             return
         # closing: a reader that stops early stops the look-ahead threads now, not when the
         # generator is collected.
-        with closing(_searched(chain([first], walking), pattern, local, max_count, cancelled, store)) as events:
+        with closing(_searched(chain([first], walking), pattern, local, max_count, cancelled, store, context)) as events:
             for ev in events:
                 if walked:
                     yield from walked
@@ -228,25 +230,26 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
     if targets:
-        yield from _searched(targets, pattern, local, max_count, cancelled, store)
+        yield from _searched(targets, pattern, local, max_count, cancelled, store, context)
 
 
 def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_count: int | None,
-              cancelled: Callable[[], bool], store: Storage) -> Generator[SearchHit | Finding, None, None]:
+              cancelled: Callable[[], bool], store: Storage,
+              context: bool = True) -> Generator[SearchHit | Finding, None, None]:
     """The events of each target, in order, each checked by the byte prefilter first."""
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
-        yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store)
+        yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context)
         return
     for t, may in checked:
         if cancelled():
             return
         if may:
-            yield from _events(t, pattern, max_count, cancelled, store)
+            yield from _events(t, pattern, max_count, cancelled, store, context)
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
-            store: Storage) -> Iterator[SearchHit | Finding]:
+            store: Storage, context: bool = True) -> Iterator[SearchHit | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order."""
     from .transcript import search_transcript
 
@@ -254,9 +257,9 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
     events: Iterable[Any]
     if t.kind == TRANSCRIPT:
         events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
-                                   store=store)
+                                   store=store, context=context)
     else:
-        events = _tool_events(t.path, pattern, max_count, cancelled, store)
+        events = _tool_events(t.path, pattern, max_count, cancelled, store, context)
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
         # with no logs never needs it).
@@ -291,7 +294,7 @@ _Ahead = tuple[list[SearchHit | Finding], Iterator[SearchHit | Finding] | None]
 
 
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
-                    cancelled: Callable[[], bool], store: Storage) -> Iterator[SearchHit | Finding]:
+                    cancelled: Callable[[], bool], store: Storage, context: bool = True) -> Iterator[SearchHit | Finding]:
     """:func:`_events` of each target that may match, in order, big ones searched ahead on
     every core (each holding at most :data:`AHEAD_HITS` hits until its turn, then going on in
     it); whatever is ahead stops when the caller stops."""
@@ -306,7 +309,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
     def collect(t: _Target) -> _Ahead:
         if stopped():
             return [], None
-        events = _events(t, pattern, max_count, stopped, store)
+        events = _events(t, pattern, max_count, stopped, store, context)
         held: list[SearchHit | Finding] = []
         for ev in events:
             held.append(ev)
@@ -316,7 +319,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
 
     def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[SearchHit | Finding]:
         if fut is None:
-            yield from _events(t, pattern, max_count, cancelled, store)
+            yield from _events(t, pattern, max_count, cancelled, store, context)
             return
         held, rest = fut.result()
         yield from held
@@ -452,11 +455,12 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> I
 
 
 def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool],
-                 store: Storage) -> Iterator[ArtifactEvent]:
+                 store: Storage, context: bool = True) -> Iterator[ArtifactEvent]:
     from .tool import search_tool_output
 
     try:
-        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True, store=store):
+        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True, store=store,
+                                    context=context):
             yield _Located(None, None, h)
     except OSError as exc:
         yield finding("unreadable", path=path, detail=exc.strerror or str(exc))

@@ -125,10 +125,10 @@ def _plain_windows(handle: Source, size: int, search: _MessageSearch) -> Iterato
 
 def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
                        cancelled: Callable[[], bool] = lambda: False, prefiltered: bool = False,
-                       store: Storage | None = None) -> Iterator[MessageHit]:
+                       store: Storage | None = None, context: bool = True) -> Iterator[MessageHit]:
     """Hits in a tool output's exact text (its UTF-8 bytes decoded). ``prefiltered``: the
     caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is in
-    (else the one its name gives)."""
+    (else the one its name gives); ``context`` False: the text of a hit may be left out."""
     compiled = pattern.compile()
     handle = open_source(path, store)
     try:
@@ -142,7 +142,7 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
             try:
                 data = buffers.read(handle, size)
                 if data is not None and whole.plain_text(data):
-                    yield from whole.hits(data, spans, limit, cancelled)
+                    yield from whole.hits(data, spans, limit, cancelled, context)
                     return
             finally:
                 buffers.close()

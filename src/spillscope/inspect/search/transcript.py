@@ -202,10 +202,10 @@ _NEXT_HEADER = b"\n\n### Message "
 def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
                       cancelled: Callable[[], bool] = lambda: False,
                       max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, prefiltered: bool = False,
-                      store: Storage | None = None) -> Iterator[ArtifactEvent]:
+                      store: Storage | None = None, context: bool = True) -> Iterator[ArtifactEvent]:
     """Hits (and at most one finding) in a transcript, message by message. ``prefiltered``:
     the caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is
-    in (else the one its name gives)."""
+    in (else the one its name gives); ``context`` False: the text of a hit may be left out."""
     compiled = pattern.compile()
     emitted: dict[int, int] = {}  # message → end of its last hit (for the exact fallback)
     count = 0
@@ -218,7 +218,7 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
         try:
             if not prefiltered and not transcript_may_match(handle, source_size(handle), pattern):
                 return  # no encoded form of the needle in its bytes (see .prefilter)
-            for ev in _fast_transcript(handle, path, pattern, compiled, limit, cancelled):
+            for ev in _fast_transcript(handle, path, pattern, compiled, limit, cancelled, context):
                 if isinstance(ev, _Located):
                     assert ev.message is not None
                     emitted[ev.message] = ev.hit.end
@@ -237,7 +237,7 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
 
 
 def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matcher, limit: int | None,
-                     cancelled: Callable[[], bool]) -> Iterator[ArtifactEvent]:
+                     cancelled: Callable[[], bool], context: bool = True) -> Iterator[ArtifactEvent]:
     size = source_size(handle)
     head = read_range(handle, min(size, 1 << 16), 0)
     if not head.startswith(TITLE_LINE):
@@ -262,7 +262,7 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
     spans = whole.byte_spans(pattern, compiled) if whole_text and isinstance(handle, int) else None
     buffers = whole.Buffers() if spans is not None else None
     try:
-        yield from _messages(handle, pos, size, pattern, compiled, limit, cancelled, spans, buffers)
+        yield from _messages(handle, pos, size, pattern, compiled, limit, cancelled, spans, buffers, context)
     finally:
         if buffers is not None:
             buffers.close()
@@ -270,7 +270,7 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
 
 def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: Matcher, limit: int | None,
               cancelled: Callable[[], bool], spans: whole.Spans | None,
-              buffers: whole.Buffers | None) -> Iterator[ArtifactEvent]:
+              buffers: whole.Buffers | None, context: bool = True) -> Iterator[ArtifactEvent]:
     """The hits of each message from raw ``pos`` on: the whole file read once and each
     message searched whole where ``spans`` says how (see .whole), else window by window."""
     raw = None
@@ -297,7 +297,7 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
             end = size if blank < 0 else blank + 1
             text = buffers.message_text(raw, start, end) if end > start else None
         if text is not None and spans is not None:
-            for h in whole.hits(text, spans, left, cancelled):
+            for h in whole.hits(text, spans, left, cancelled, context):
                 found += 1
                 yield _Located(k, role, h)
             if cancelled() or (limit is not None and found >= limit):
