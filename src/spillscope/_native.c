@@ -873,8 +873,8 @@ static int find_rank(unsigned char c) {
 /* find_ci_simd's loop without the folding, on the needle's two rarest bytes (memchr's
  * and ripgrep's heuristic): candidates 32 positions at a time, each compared in full. On
  * text, memmem (a two-way search) runs at about two thirds of its pace. */
-AVX_TARGET static Py_ssize_t find_simd(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m,
-                                       Py_ssize_t i) {
+/* The offsets of the two rarest bytes of s[0:m] by find_rank (two distinct offsets if m > 1). */
+static void rare_pair(const unsigned char *s, Py_ssize_t m, Py_ssize_t *p1, Py_ssize_t *p2) {
     Py_ssize_t r1 = 0, r2 = m - 1;
     int k1 = 1 << 20, k2 = 1 << 20;
     for (Py_ssize_t k = 0; k < m; k++) {
@@ -887,6 +887,13 @@ AVX_TARGET static Py_ssize_t find_simd(const unsigned char *h, Py_ssize_t n, con
         }
     }
     if (r1 == r2) r2 = r1 == 0 ? m - 1 : 0;
+    *p1 = r1, *p2 = r2;
+}
+
+AVX_TARGET static Py_ssize_t find_simd(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m,
+                                       Py_ssize_t i) {
+    Py_ssize_t r1, r2;
+    rare_pair(s, m, &r1, &r2);
     const __m256i b1 = _mm256_set1_epi8((char)s[r1]), b2 = _mm256_set1_epi8((char)s[r2]);
     for (; i + m - 1 + W32 <= n; i += W32) {
         __m256i a = _mm256_loadu_si256((const __m256i *)(h + i + r1));
@@ -1313,8 +1320,9 @@ AVX_TARGET static inline uint64_t sk_eq64(__m256i a, __m256i b, char c) {
  * shorter), so one of its halves lies whole within one line, contiguous in the file
  * (a split after k bytes: k >= h puts E[:h] in the first line, else E[m-h:] is in the
  * second, as m - h >= k). A shorter line ends the fused read (status 2) and the join takes
- * over. Each half is looked for by its two rarest bytes (find_simd's choice), each
- * candidate compared in full. */
+ * over. Each half is looked for by its two rarest bytes (rare_pair, as find_simd) and a
+ * third (on text of random letters, where no byte is rare, two let a candidate through
+ * every few hundred bytes), each candidate compared in full. */
 #define HALVES_MIN 16 /* a shorter needle's halves are too common in text to look for */
 #define HALVES_MAX 65 /* a longer one spans three lines of 64 ASCII code points */
 
@@ -1325,19 +1333,8 @@ typedef struct {
 } sk_half;
 
 static void sk_half_init(sk_half *x, const unsigned char *s, Py_ssize_t h, Py_ssize_t back) {
-    Py_ssize_t r1 = 0, r2 = h - 1;
-    int k1 = 1 << 20, k2 = 1 << 20;
-    for (Py_ssize_t k = 0; k < h; k++) {
-        int r = find_rank(s[k]);
-        if (r < k1) {
-            r2 = r1, k2 = k1;
-            r1 = k, k1 = r;
-        } else if (r < k2) {
-            r2 = k, k2 = r;
-        }
-    }
-    if (r1 == r2) r2 = r1 == 0 ? h - 1 : 0;
-    Py_ssize_t r3 = 0;
+    Py_ssize_t r1, r2, r3 = 0;
+    rare_pair(s, h, &r1, &r2);
     while (r3 < h - 1 && (r3 == r1 || r3 == r2)) r3++;
     x->s = s, x->h = h, x->r1 = r1, x->r2 = r2, x->r3 = r3, x->back = back;
 }
