@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,13 +136,13 @@ def test_a_needle_across_a_join_at_every_offset_passes_the_prefilter(nat, tmp_pa
 
 @pytest.mark.parametrize("present", [True, False])
 def test_a_mapped_transcript_gets_the_verdict_of_one_read_whole(nat, tmp_path: Path, present: bool) -> None:
-    """Over 16 MiB the file is mapped: its needle found across a join near the end, and a
+    """Over 4 MiB the file is mapped: its needle found across a join near the end, and a
     file without it ruled out."""
     needle = "quartzite handover protocol at the end"
     line = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n"
-    text = line * 290_000 + ("x" * 40 + needle if present else "x" * 40)
+    text = line * 80_000 + ("x" * 40 + needle if present else "x" * 40)
     data = HEAD + fragment_lines(text, random.Random(0), regular=True)
-    assert len(data) > 16 << 20
+    assert len(data) > 4 << 20
     path = tmp_path / "session-0123456789ab" / "000000000001-session-reference-1.txt"
     path.parent.mkdir()
     path.write_bytes(data)
@@ -205,3 +207,99 @@ def test_a_mapping_past_the_file_s_end_stops_the_skip_instead_of_the_process(nat
         os.close(fd)
     assert len(HEAD) < to <= len(data)
     assert (cps, nbytes) == measure_escaped(deframe(data[len(HEAD):to]))
+
+
+def test_a_needle_split_by_the_first_join_of_a_read_is_never_skipped(nat, tmp_path: Path) -> None:
+    """The boundary class of the fused read's first block: the needle split by the read's first
+    join after each of its bytes, that first line 1-70 bytes long (its second half then starts
+    within the first 64 bytes, where the needle's start lies before the read's), at the
+    message's start and after lines skipped before it; folded and not."""
+    wrong = []
+    path = tmp_path / "t.txt"
+    for m in (16, 17, 40, 65):
+        needle = ("QWERTYUIOPASDFGHJKLZ" * 4)[:m].encode()
+        for split in range(1, m):
+            for lead in (0, 1, 7, 40, 60, 64 - split):
+                if lead < 0:
+                    continue
+                for before in (0, 600):
+                    first = b"a" * lead + needle[:split]
+                    body = (b'"' + b"c" * 64 + b'"\n') * before + b'"' + first + b'"\n"' + needle[split:] + b"b" * 64 \
+                        + b'"\n' + (b'"' + b"c" * 64 + b'"\n') * 2000
+                    data = HEAD + body
+                    path.write_bytes(data)
+                    for folded in (False, True):
+                        fd = os.open(path, os.O_RDONLY)
+                        try:
+                            to, _, _ = nat.skip_lines(fd, len(HEAD), len(data), needle.lower() if folded else needle,
+                                                      folded, 0)
+                        finally:
+                            os.close(fd)
+                        skipped = deframe(data[len(HEAD):to]) if to > len(HEAD) else b""
+                        if deframe(body).find(needle) < len(skipped):
+                            wrong.append((m, split, lead, before, folded))
+    assert not wrong, wrong[:5]
+
+
+SCRIPT = r"""
+import ctypes, mmap, os, sys
+from spillscope.util import native
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+path, needle = sys.argv[1], sys.argv[2].encode()
+size, head = os.path.getsize(path), int(sys.argv[3])
+# a hole of exactly the file's size just below an inaccessible page: the file's mapping goes there
+hole = libc.mmap(None, size + mmap.PAGESIZE, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+libc.munmap(hole, size)
+fd = os.open(path, os.O_RDONLY)
+print(native.NATIVE.skip_lines(fd, head, size, needle, False, 0))
+"""
+
+
+@pytest.mark.parametrize("needle", ["absent", "absent from it, this needle"])
+def test_a_skip_reads_nothing_past_the_end_of_its_mapping(nat, tmp_path: Path, needle: str) -> None:
+    """A mapping that ends on a page followed by an inaccessible one: no load or store of the
+    skip (the join's 64-byte copies from a line start near a block's end, the halves' loads)
+    reaches past the mapping's end; run in a child, where a SIGSEGV is a failed test."""
+    line = b'"' + b"a" * 61 + b'"\n'
+    data = HEAD + line * (((1 << 20) - len(HEAD)) // len(line))
+    data += b'"' + b"a" * ((1 << 20) - len(data) - 3) + b'"\n'
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    # malloc's own buffers (the skip's 512 KiB) from the heap, not mapped into the hole
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(32 << 20))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(path), needle, str(len(HEAD))], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    to = int(proc.stdout.strip("()\n").split(",")[0])
+    assert len(HEAD) < to <= len(data)
+
+
+FAULTHANDLER_LATER = r"""
+import faulthandler, os, sys
+from spillscope.util import native
+path, head = sys.argv[1], int(sys.argv[2])
+size = os.path.getsize(path)
+fd = os.open(path, os.O_RDONLY)
+needle = b"absent from it, this needle"
+print(native.NATIVE.skip_lines(fd, head, size, needle, False, 0), flush=True)
+faulthandler.enable()  # a library or a harness enabling it after the first guarded read
+for _ in range(2):  # an end past the file's: the read of the page after it faults
+    print(native.NATIVE.skip_lines(fd, head, size + (1 << 20), needle, False, 0), flush=True)
+"""
+
+
+def test_a_guarded_fault_stays_guarded_when_faulthandler_is_enabled_later(nat, tmp_path: Path) -> None:
+    """The SIGBUS handler goes back on top before each guarded read: faulthandler, enabled
+    after it, neither reports the guarded fault as fatal nor takes the next one."""
+    line = b'"' + b"a" * 61 + b'"\n'
+    data = HEAD + line * (((1 << 20) - len(HEAD)) // len(line))
+    data += b'"' + b"a" * ((1 << 20) - len(data) - 3) + b'"\n'
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    proc = subprocess.run([sys.executable, "-c", FAULTHANDLER_LATER, str(path), str(len(HEAD))], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and "Fatal Python error" not in proc.stderr, proc.stderr[-2000:]
+    assert len(proc.stdout.splitlines()) == 3

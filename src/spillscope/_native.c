@@ -1427,28 +1427,29 @@ AVX_TARGET static int pf_halves(const unsigned char *in, Py_ssize_t n, Py_ssize_
 #ifdef HAVE_SIMD_STATS
 /* A mapped file shortened while it is read raises SIGBUS at the first page past its new
  * end: the guarded read is then abandoned (the progress it made so far stands) instead of
- * the process dying. Installed once, with the GIL held; a SIGBUS outside a guarded read
- * goes to the handler there was before (Python's faulthandler, or the default). */
-static __thread sigjmp_buf *sk_jmp;
-static struct sigaction sk_old_bus;
-static int sk_bus_installed;
+ * the process dying. The handler is put on top before each guarded read, with the GIL held
+ * (a handler set since, as Python's faulthandler enabled later, would take our faults for
+ * fatal errors); a SIGBUS outside a guarded read gets the default action, the process's
+ * death, as without us (chaining to a handler that may hand the signal back could loop).
+ * The jump buffer is initial-exec TLS: no lazy allocation when the handler reads it. */
+static __thread sigjmp_buf *sk_jmp __attribute__((tls_model("initial-exec")));
 
 static void sk_on_bus(int sig, siginfo_t *info, void *uc) {
     sigjmp_buf *jb = sk_jmp;
     (void)info, (void)uc;
     if (jb != NULL) siglongjmp(*jb, 1);
-    sigaction(SIGBUS, &sk_old_bus, NULL);
+    signal(SIGBUS, SIG_DFL);
     raise(sig);
 }
 
 static void sk_install_bus(void) {
-    if (sk_bus_installed) return;
-    struct sigaction sa;
+    struct sigaction cur, sa;
+    if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sk_on_bus) return;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = sk_on_bus;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGBUS, &sa, &sk_old_bus) == 0) sk_bus_installed = 1;
+    sigaction(SIGBUS, &sa, NULL);
 }
 #endif
 
@@ -1506,7 +1507,7 @@ static unsigned char pf_chunked(pf_job *j, int fd, Py_ssize_t size, unsigned cha
     return 0;
 }
 
-#define PF_WHOLE (16 << 20)
+#define PF_WHOLE (4 << 20) /* per thread: a buffer this big, and a join buffer where the halves cannot tell */
 
 #ifdef HAVE_SIMD_STATS
 /* pf_halves of a whole transcript mapped (the page cache read in place, no copy), a SIGBUS
@@ -1742,8 +1743,10 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     long long ncont = 0, nesc = 0, nnl = 0; /* over in[0:i] */
     Py_ssize_t seg = 1, o = 0, done_search = 0, i = 0;
     int bad_block = 0;
-    /* the fused halves' loads reach up to 64 + h - 1 + 31 bytes past a block's start */
-    const Py_ssize_t reach = fused ? 64 + 64 : 64 + 1;
+    /* Bytes read past a block's start: the fused halves' loads up to 64 + h - 1 + 31, the
+     * join's 64-byte store from a line starting at its end up to 65 + 63 (a mapping ends
+     * where the file or the span does: nothing past ``avail`` is readable) */
+    const Py_ssize_t reach = 64 + 64;
     *found_at = -1;
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
@@ -1791,12 +1794,14 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
             /* A half starting in this block: the needle starts no sooner than the block's
              * first joined byte less the half's distance from the needle's start. */
             uint64_t ca = sk_half_mask(p, A, folded), cb = sk_half_mask(p, B, folded);
-            Py_ssize_t first = o + (i > seg ? i - seg : 0), at = -1;
-            for (; cb && at < 0; cb &= cb - 1)
-                if (sk_half_at(p + __builtin_ctzll(cb), B, folded)) at = first - B->back;
-            for (; ca && at < 0; ca &= ca - 1)
-                if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) at = first;
-            if (at >= 0) {
+            /* (the needle may start before the read: ``at`` below 0, still a candidate) */
+            Py_ssize_t first = o + (i > seg ? i - seg : 0), at = 0;
+            int candidate = 0;
+            for (; cb && !candidate; cb &= cb - 1)
+                if (sk_half_at(p + __builtin_ctzll(cb), B, folded)) candidate = 1, at = first - B->back;
+            for (; ca && !candidate; ca &= ca - 1)
+                if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) candidate = 1, at = first;
+            if (candidate) {
                 *found_at = at > 0 ? at : 0;
                 *searched = first;
                 return 1;

@@ -21,7 +21,7 @@ not in it, so neither is the needle.
   ``_native.c``): where no fragment line between two joins is shorter than the needle less one
   (the writer's 64 code points are at least 64 bytes), a match spans at most two lines, so one
   half lies whole in one line. A shorter line, and so two joins too close, hands the file to
-  the join above. Files over 16 MiB are mapped (the page cache read in place), so that an
+  the join above. Files over 4 MiB are mapped (the page cache read in place), so that an
   absent needle costs one read at several GB/s a core and no copy.
 
 The scans are the native ``find``/``find_ci`` (``memmem`` and its case-folding twin, the GIL
