@@ -303,3 +303,54 @@ def test_a_guarded_fault_stays_guarded_when_faulthandler_is_enabled_later(nat, t
                           text=True, timeout=120)
     assert proc.returncode == 0 and "Fatal Python error" not in proc.stderr, proc.stderr[-2000:]
     assert len(proc.stdout.splitlines()) == 3
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lines_of_lengths_near_the_halves_give_no_false_verdict_and_no_false_skip(nat, tmp_path: Path,
+                                                                                 seed: int) -> None:
+    """Random ASCII needles of 16-65 bytes over lines whose lengths cluster where the halves'
+    rules turn (15-17, 30-33, 64 bytes, or anything up to 100), the needle near the start (in
+    the first block of a read) or anywhere, in either case when folded: the prefilter rules
+    out no file whose joined text holds it, and the skip passes none of its starts."""
+    rng = random.Random(seed)
+    alphabet = b"abcxyzABCXYZ .-@`{[_"
+    path = tmp_path / "t.txt"
+    wrong = []
+    for _ in range(700):
+        m = rng.randrange(HALVES_MIN, HALVES_MAX + 1)
+        needle = bytes(rng.choice(alphabet) for _ in range(m))
+        folded = rng.random() < 0.4
+        text = bytes(rng.choice(alphabet) for _ in range(rng.choice([50, 200, 1000, 5000])))
+        if rng.random() < 0.8:
+            at = rng.randrange(min(len(text), 200) + 1) if rng.random() < 0.5 else rng.randrange(len(text) + 1)
+            planted = bytes(c ^ 0x20 if folded and chr(c).isalpha() and rng.random() < 0.5 else c for c in needle)
+            text = text[:at] + planted + text[at:]
+        lines, at = [], 0
+        while at < len(text):
+            n = rng.choice([rng.randrange(1, 100), 64, 15, 16, 17, 30, 31, 32, 33])
+            lines.append(b'"' + text[at:at + n] + b'"\n')
+            at += n
+        body = b"".join(lines)
+        data = HEAD + body
+        path.write_bytes(data)
+        enc = needle.lower() if folded else needle
+        joined = body.replace(b'"\n"', b"")
+        holds = enc in (joined.lower() if folded else joined)
+        verdict = nat.prefilter([os.fsencode(path)], b"\x01", b"", enc, folded, 1 << 62, 1, 1 << 20, 1 << 62)[0]
+        if holds and verdict == 0:
+            wrong.append(("prefilter", needle, folded))
+        keep = rng.choice([0, 0, 100])
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            to, cps, nbytes = nat.skip_lines(fd, len(HEAD), len(data), enc, folded, keep)
+        finally:
+            os.close(fd)
+        if to == len(HEAD):
+            continue
+        skipped = deframe(data[len(HEAD):to])
+        assert (cps, nbytes) == measure_escaped(skipped)
+        whole = deframe(body)
+        first = (whole.lower() if folded else whole).find(enc)
+        if first != -1 and first < len(skipped) + keep:
+            wrong.append(("skip", needle, folded))
+    assert not wrong, wrong[:3]
