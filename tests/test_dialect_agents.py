@@ -199,3 +199,34 @@ def test_every_dialect_folder_is_registered_and_offered_by_the_cli() -> None:
     (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     (agent,) = [a for a in sub.choices["verify"]._actions if a.dest == "agent"]
     assert tuple(agent.choices or ()) == REGISTERED
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_lines_holding_a_token_are_numbered_alike_with_and_without_the_accelerator(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """``engine.lines_holding`` (every dialect's JSON Lines reader): the native find and newline
+    count over the mapping give the lines, numbers and bytes ``bytes.find``/``count`` give,
+    over lines of any length (empty, one byte, 100 KB), tokens at a line's edges, CRLF, no
+    final newline."""
+    import random
+
+    from spillscope.dialects import engine
+    from spillscope.util import native
+
+    rng = random.Random(seed)
+    wanted = (b'"tool_use_id"', b"<persisted-output>")
+    pieces = [b"", b"x", b"\r", b"\n", b"\r\n", b'"tool_use_id"', b"<persisted-output>", b"y" * 100_000, b"\xe7\x95\x8c"]
+    for _ in range(30):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 60)))
+        path = tmp_path / "t.jsonl"
+        path.write_bytes(data)
+        expect = []
+        lines = data.split(b"\n")
+        for i, line in enumerate(lines):
+            raw = line + (b"\n" if i < len(lines) - 1 else b"")
+            if raw and any(w in raw for w in wanted):
+                expect.append((i + 1, raw))
+        for nat in (native.NATIVE, None):
+            monkeypatch.setattr(native, "NATIVE", nat)
+            with open(path, "rb") as f:
+                assert list(engine.lines_holding(f, wanted)) == expect

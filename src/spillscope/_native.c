@@ -952,6 +952,46 @@ static PyObject *find_common(PyObject *args, int folded) {
 
 /* find(buf, needle, start=0) -> int: buf.find(needle, start), with the C library's
  * memmem (several times faster than bytes.find on needles whose last byte is common). */
+/* count(buf, byte, start=0, end=-1): occurrences of one byte in buf[start:end], without a copy
+ * (a transcript's line numbers over a mapping: bytes.count wants a slice of it copied). */
+static Py_ssize_t count_scalar(const unsigned char *p, Py_ssize_t n, unsigned char c) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) total += p[i] == c;
+    return total;
+}
+
+#ifdef HAVE_SIMD_STATS
+AVX_TARGET static Py_ssize_t count_simd(const unsigned char *p, Py_ssize_t n, unsigned char c) {
+    const __m256i x = _mm256_set1_epi8((char)c);
+    Py_ssize_t total = 0, i = 0;
+    for (; i + 64 <= n; i += 64)
+        total += __builtin_popcountll(
+            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i)), x)) |
+            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 32)), x))
+                << 32);
+    return total + count_scalar(p + i, n - i, c);
+}
+#endif
+
+static PyObject *native_count(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int c;
+    Py_ssize_t start = 0, end = -1;
+    if (!PyArg_ParseTuple(args, "y*i|nn", &view, &c, &start, &end)) return NULL;
+    clamp_range(view.len, &start, &end);
+    const unsigned char *p = (const unsigned char *)view.buf + start;
+    Py_ssize_t n = end - start, total;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef HAVE_SIMD_STATS
+    total = use_simd() ? count_simd(p, n, (unsigned char)c) : count_scalar(p, n, (unsigned char)c);
+#else
+    total = count_scalar(p, n, (unsigned char)c);
+#endif
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(total);
+}
+
 static PyObject *native_find(PyObject *self, PyObject *args) { return find_common(args, 0); }
 
 static PyObject *native_find_ci(PyObject *self, PyObject *args) { return find_common(args, 1); }
@@ -1997,6 +2037,7 @@ static PyMethodDef methods[] = {
     {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, work, out) -> int"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
+    {"count", native_count, METH_VARARGS, "count(buf, byte, start=0, end=-1) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,
      "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size) -> bytes "
      "(0 no, 1 may, 2 unopenable)"},

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 import os
+from mmap import mmap
 from typing import Protocol, Union
 
 ENV = "SPILLSCOPE_NO_NATIVE"
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = Union[bytes, bytearray, memoryview, mmap]
 
 
 class Scanners(Protocol):
@@ -28,6 +29,7 @@ class Scanners(Protocol):
     def message_text(self, raw: Buffer, start: int, end: int, work: Buffer, out: Buffer, /) -> int: ...
     def find_ci(self, buf: Buffer, needle: Buffer, start: int = ..., /) -> int: ...
     def find(self, buf: Buffer, needle: Buffer, start: int = ..., /) -> int: ...
+    def count(self, buf: Buffer, byte: int, start: int = ..., end: int = ..., /) -> int: ...
     def canonical(self, buf: Buffer, /) -> bool: ...
     def prefilter(self, paths: list[bytes], kinds: bytes, plain: bytes, escaped: bytes, folded: bool,
                   max_size: int, threads: int, chunk: int = ..., transcript_max: int = ..., /) -> bytes: ...
