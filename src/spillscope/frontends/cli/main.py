@@ -125,7 +125,17 @@ artifact (cat), no hit (grep) or a failed deletion (prune); 2 usage or I/O error
 no notice (no --logs, no notice in them, every locator outside the root). See docs/cli.md."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The commands, in the order ``--help`` lists them.
+COMMANDS = ('ls', 'stats', 'cat', 'verify', 'prune', 'grep', 'watch', 'demo', 'tui', 'serve', 'help')
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (``only``) of that one alone: ``spillscope grep`` parses
+    its own arguments without building the other eleven commands' (a third of its start-up)."""
+
+    def want(name: str) -> bool:
+        return only is None or name == only
+
     p = argparse.ArgumentParser(prog="spillscope", description="Inspect the spill storage of an agent harness.",
                                 usage=USAGE, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action=_Version, nargs=0, help="the version, and whether the C accelerator is active")
@@ -145,116 +155,127 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
                         help=f"longest session-log line read (default {DEFAULT_MAX_LOG_LINE_BYTES})")
 
-    sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
-    common(sp)
-    sp.add_argument("--sort", choices=SORTS, default="name", help="size: largest first; age: oldest first (default name)")
-    sp.add_argument("--session", metavar="ID", help="only this session (its id, dir name or 12-hex hash)")
-    sp.add_argument("--kind", choices=("tool-output", "session-reference-transcript", "unknown"), help="only artifacts of this kind")
-    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION", help="only artifacts strictly older than this (e.g. 7d)")
-    sp.add_argument("--finding", type=finding_code, metavar="CODE", help="only artifacts with this finding code (e.g. orphan-artifact)")
-    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
-    sp.set_defaults(func=cmd_ls)
+    if want("ls"):
+        sp = sub.add_parser("ls", help="sessions and artifacts with kind, size, age and findings")
+        common(sp)
+        sp.add_argument("--sort", choices=SORTS, default="name", help="size: largest first; age: oldest first (default name)")
+        sp.add_argument("--session", metavar="ID", help="only this session (its id, dir name or 12-hex hash)")
+        sp.add_argument("--kind", choices=("tool-output", "session-reference-transcript", "unknown"), help="only artifacts of this kind")
+        sp.add_argument("--older-than", type=parse_duration, metavar="DURATION", help="only artifacts strictly older than this (e.g. 7d)")
+        sp.add_argument("--finding", type=finding_code, metavar="CODE", help="only artifacts with this finding code (e.g. orphan-artifact)")
+        sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
+        sp.set_defaults(func=cmd_ls)
 
-    sp = sub.add_parser("stats", help="where the bytes are: totals by session, tool, kind and day; what the sweep deletes next")
-    common(sp)
-    sp.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest sessions and files listed (default 10)")
-    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
-                    help="the cleanup period the sweep forecast uses (default: the agent's own; dsh 30d)")
-    sp.add_argument("--table", choices=TABLES, help="only this table (with --csv: which table; default sessions)")
-    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not tables")
-    sp.add_argument("--csv", action="store_true", help="one table as CSV (see --table)")
-    sp.set_defaults(func=cmd_stats)
+    if want("stats"):
+        sp = sub.add_parser("stats", help="where the bytes are: totals by session, tool, kind and day; what the sweep deletes next")
+        common(sp)
+        sp.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest sessions and files listed (default 10)")
+        sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                        help="the cleanup period the sweep forecast uses (default: the agent's own; dsh 30d)")
+        sp.add_argument("--table", choices=TABLES, help="only this table (with --csv: which table; default sessions)")
+        sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not tables")
+        sp.add_argument("--csv", action="store_true", help="one table as CSV (see --table)")
+        sp.set_defaults(func=cmd_stats)
 
-    sp = sub.add_parser("cat", help="the reassembled exact text of an artifact")
-    sp.add_argument("artifact", help="a saved transcript or tool output (a path, or an s3:// URL)")
-    sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
-    sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
-    sp.add_argument("--raw", action="store_true", help="the exact bytes: controls as they are, nothing added (default: shown inert)")
-    add_timeout(sp)
-    limits(sp)
-    sp.set_defaults(func=cmd_cat)
+    if want("cat"):
+        sp = sub.add_parser("cat", help="the reassembled exact text of an artifact")
+        sp.add_argument("artifact", help="a saved transcript or tool output (a path, or an s3:// URL)")
+        sp.add_argument("--message", type=positive_int, metavar="N", help="only message N (1-based)")
+        sp.add_argument("--json", action="store_true", help="ASCII-only JSON: every value survives exactly")
+        sp.add_argument("--raw", action="store_true", help="the exact bytes: controls as they are, nothing added (default: shown inert)")
+        add_timeout(sp)
+        limits(sp)
+        sp.set_defaults(func=cmd_cat)
 
-    sp = sub.add_parser("verify", help=f"check every notice against its artifact; exit 1 on findings, "
-                                        f"{NOTHING_CHECKED_STATUS} if no notice was checked")
-    common(sp)
-    sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
-                    help="flag what the backend's expiry sweep would delete at this retention (e.g. 30d; prune's rule)")
-    sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on(DEFAULT_FAIL_ON), metavar="CODES",
-                    help=f"comma-separated finding codes or severities that make verify exit 1 (default: "
-                         f"{DEFAULT_FAIL_ON}, i.e. warnings and errors; 'error' only errors; 'none' nothing)")
-    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a report")
-    sp.set_defaults(func=cmd_verify)
+    if want("verify"):
+        sp = sub.add_parser("verify", help=f"check every notice against its artifact; exit 1 on findings, "
+                                            f"{NOTHING_CHECKED_STATUS} if no notice was checked")
+        common(sp)
+        sp.add_argument("--retention", type=parse_duration, metavar="DURATION",
+                        help="flag what the backend's expiry sweep would delete at this retention (e.g. 30d; prune's rule)")
+        sp.add_argument("--fail-on", type=parse_fail_on, default=parse_fail_on(DEFAULT_FAIL_ON), metavar="CODES",
+                        help=f"comma-separated finding codes or severities that make verify exit 1 (default: "
+                             f"{DEFAULT_FAIL_ON}, i.e. warnings and errors; 'error' only errors; 'none' nothing)")
+        sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a report")
+        sp.set_defaults(func=cmd_verify)
 
-    sp = sub.add_parser("prune", help="delete expired artifacts as the backend's sweep does (dry run unless --apply)")
-    sp.add_argument("root", help="the spill root")
-    sp.add_argument("--older-than", type=parse_duration, metavar="DURATION",
-                    help="delete files whose mtime is strictly older than this (default 30d; another agent: its own rule)")
-    sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
-    sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
-    sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
-                    help="a log written within this is active (default 24h; needs --logs)")
-    sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
-                    help=f"longest session-log line parsed (default {DEFAULT_MAX_LOG_LINE_BYTES})")
-    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
-    sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
-    sp.set_defaults(func=cmd_prune)
+    if want("prune"):
+        sp = sub.add_parser("prune", help="delete expired artifacts as the backend's sweep does (dry run unless --apply)")
+        sp.add_argument("root", help="the spill root")
+        sp.add_argument("--older-than", type=parse_duration, metavar="DURATION",
+                        help="delete files whose mtime is strictly older than this (default 30d; another agent: its own rule)")
+        sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
+        sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
+        sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
+                        help="a log written within this is active (default 24h; needs --logs)")
+        sp.add_argument("--max-log-line-bytes", type=positive_int, default=DEFAULT_MAX_LOG_LINE_BYTES, metavar="N",
+                        help=f"longest session-log line parsed (default {DEFAULT_MAX_LOG_LINE_BYTES})")
+        sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
+        sp.add_argument("--json", action="store_true", help="ASCII-only JSON (docs/cli.md), not a table")
+        sp.set_defaults(func=cmd_prune)
 
-    sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none",
-                        epilog=f"-E: {REGEX_SYNTAX}. Unsupported syntax is an error (exit 2).")
-    sp.add_argument("pattern", help="a fixed string (default) or, with -E, an RE2 regex (linear time)")
-    common(sp)
-    sp.add_argument("-i", "--ignore-case", action="store_true", help="match regardless of case")
-    sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
-    sp.add_argument("--json-pattern", action="store_true",
-                    help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
-    sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
-    sp.add_argument("-m", "--max-count", type=positive_int, metavar="N", help="stop after N hits per artifact")
-    sp.add_argument("-n", "--line-number", action="store_true",
-                    help="the line of each hit (of the decoded text; a transcript's per message)")
-    sp.add_argument("-C", "--context", type=non_negative_int, default=0, metavar="N",
-                    help="N lines of context before and after each hit (implies -n)")
-    listing = sp.add_mutually_exclusive_group()
-    listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
-    listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
-    sp.add_argument("--session", action="append", metavar="ID",
-                    help="only this session (its id in the logs or its dir's name; another agent's session id); "
-                         "repeatable")
-    sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "spill", "unknown"),
-                    help="only artifacts of this kind (spill = tool-output; unknown: dsh only); repeatable")
-    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                    help="colour the hits (auto: on a terminal, unless NO_COLOR is set)")
-    sp.set_defaults(func=cmd_grep)
+    if want("grep"):
+        sp = sub.add_parser("grep", help="search the exact text of every transcript message and tool output; exit 1 if none",
+                            epilog=f"-E: {REGEX_SYNTAX}. Unsupported syntax is an error (exit 2).")
+        sp.add_argument("pattern", help="a fixed string (default) or, with -E, an RE2 regex (linear time)")
+        common(sp)
+        sp.add_argument("-i", "--ignore-case", action="store_true", help="match regardless of case")
+        sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
+        sp.add_argument("--json-pattern", action="store_true",
+                        help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
+        sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
+        sp.add_argument("-m", "--max-count", type=positive_int, metavar="N", help="stop after N hits per artifact")
+        sp.add_argument("-n", "--line-number", action="store_true",
+                        help="the line of each hit (of the decoded text; a transcript's per message)")
+        sp.add_argument("-C", "--context", type=non_negative_int, default=0, metavar="N",
+                        help="N lines of context before and after each hit (implies -n)")
+        listing = sp.add_mutually_exclusive_group()
+        listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
+        listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
+        sp.add_argument("--session", action="append", metavar="ID",
+                        help="only this session (its id in the logs or its dir's name; another agent's session id); "
+                             "repeatable")
+        sp.add_argument("--kind", action="append", choices=("transcript", "tool-output", "spill", "unknown"),
+                        help="only artifacts of this kind (spill = tool-output; unknown: dsh only); repeatable")
+        sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the hits (auto: on a terminal, unless NO_COLOR is set)")
+        sp.set_defaults(func=cmd_grep)
 
-    sp = sub.add_parser("watch", help="one line per change under a live spill root")
-    sp.add_argument("root", help="the spill root to follow (a path, or an s3:// URL: polled)")
-    sp.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
-    sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
-    add_timeout(sp)
-    sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
-    sp.set_defaults(func=cmd_watch)
+    if want("watch"):
+        sp = sub.add_parser("watch", help="one line per change under a live spill root")
+        sp.add_argument("root", help="the spill root to follow (a path, or an s3:// URL: polled)")
+        sp.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
+        sp.add_argument("--initial", action="store_true", help="first list existing artifacts as added")
+        add_timeout(sp)
+        sp.add_argument("--agent", choices=AGENTS, help="whose tree ROOT is (default: detected from its layout)")
+        sp.set_defaults(func=cmd_watch)
 
-    sp = sub.add_parser("demo", help="write the demo spill root and open it")
-    sp.add_argument("dir", nargs="?", metavar="DIR", help="where to write it (default: a per-user temp dir)")
-    sp.add_argument("--dir", dest="dir_option", metavar="DIR", help="the same, as an option")
-    sp.add_argument("--no-tui", action="store_true", help="list it instead of opening the TUI")
-    sp.set_defaults(func=cmd_demo)
+    if want("demo"):
+        sp = sub.add_parser("demo", help="write the demo spill root and open it")
+        sp.add_argument("dir", nargs="?", metavar="DIR", help="where to write it (default: a per-user temp dir)")
+        sp.add_argument("--dir", dest="dir_option", metavar="DIR", help="the same, as an option")
+        sp.add_argument("--no-tui", action="store_true", help="list it instead of opening the TUI")
+        sp.set_defaults(func=cmd_demo)
 
-    sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
-    common(sp)
-    sp.add_argument("--export-dir", metavar="DIR", help="the export key (e) writes only under DIR")
-    sp.set_defaults(func=cmd_tui)
+    if want("tui"):
+        sp = sub.add_parser("tui", help="open the terminal UI on a spill root")
+        common(sp)
+        sp.add_argument("--export-dir", metavar="DIR", help="the export key (e) writes only under DIR")
+        sp.set_defaults(func=cmd_tui)
 
-    sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
-    common(sp)
-    sp.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
-    sp.add_argument("--port", type=port_number, default=8000, help="the port to listen on (default 8000)")
-    sp.add_argument("--allow-export", metavar="DIR",
-                    help="let the browser's export key write under DIR on this machine (default: a download)")
-    sp.set_defaults(func=cmd_serve)
+    if want("serve"):
+        sp = sub.add_parser("serve", help="serve the terminal UI to a browser (textual-serve, works offline)")
+        common(sp)
+        sp.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
+        sp.add_argument("--port", type=port_number, default=8000, help="the port to listen on (default 8000)")
+        sp.add_argument("--allow-export", metavar="DIR",
+                        help="let the browser's export key write under DIR on this machine (default: a download)")
+        sp.set_defaults(func=cmd_serve)
 
-    sp = sub.add_parser("help", help="this help, or a command's (`spillscope help verify`)")
-    sp.add_argument("topic", nargs="?", metavar="COMMAND", help="the command to explain")
-    sp.set_defaults(func=lambda args, out: _cmd_help(p, args.topic, out))
+    if want("help"):
+        sp = sub.add_parser("help", help="this help, or a command's (`spillscope help verify`)")
+        sp.add_argument("topic", nargs="?", metavar="COMMAND", help="the command to explain")
+        sp.set_defaults(func=lambda args, out: _cmd_help(p, args.topic, out))
 
     for parser in (p, *_commands(p).values()):
         # No abbreviated options: a script's `--log` must not change meaning when an
@@ -328,7 +349,8 @@ def _batched(stream: TextIO) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    # A command named first needs only its own parser (``help`` shows the others').
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS and argv[0] != "help" else None)
     if argv and argv[0] not in _commands(parser) and not argv[0].startswith("-"):
         problem = _unknown_command(parser, argv[0])
         if problem is not None:
