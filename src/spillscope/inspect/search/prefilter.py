@@ -182,9 +182,10 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
     # A big transcript is searched window by window, skipping in one pass the lines in which
     # a fixed string cannot start (native.skip_lines, about 3 GB/s a core): checking it here
-    # first reads it twice where it holds the needle. Worth it only where the check is the
-    # halves' one (HALVES_MAX, several times the skip's pace in C): a file without the
-    # needle then costs that one pass.
+    # first reads it twice where it holds the needle. Done only where the check is the
+    # halves' one (HALVES_MIN-HALVES_MAX bytes, about twice the skip's pace): a file
+    # without the needle then costs that one pass, one with it that pass more (the trade
+    # measured in docs/benchmarks.md).
     from .message import SKIP_ABOVE, skips_lines
     from .whole import WHOLE_MAX
 

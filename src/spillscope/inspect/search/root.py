@@ -210,7 +210,8 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
             return
         # closing: a reader that stops early stops the look-ahead threads now, not when the
         # generator is collected.
-        with closing(_searched(chain([first], walking), pattern, local, max_count, cancelled, store, context)) as events:
+        searched = _searched(chain([first], walking), pattern, local, max_count, cancelled, store, context)
+        with closing(searched) as events:
             for ev in events:
                 if walked:
                     yield from walked
@@ -294,7 +295,8 @@ _Ahead = tuple[list[SearchHit | Finding], Iterator[SearchHit | Finding] | None]
 
 
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
-                    cancelled: Callable[[], bool], store: Storage, context: bool = True) -> Iterator[SearchHit | Finding]:
+                    cancelled: Callable[[], bool], store: Storage,
+                    context: bool = True) -> Iterator[SearchHit | Finding]:
     """:func:`_events` of each target that may match, in order, big ones searched ahead on
     every core (each holding at most :data:`AHEAD_HITS` hits until its turn, then going on in
     it); whatever is ahead stops when the caller stops."""
