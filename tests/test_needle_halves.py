@@ -38,6 +38,25 @@ def escaped(text: str) -> bytes:
     return js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
 
 
+def skipped_text(nat, path: Path, data: bytes, needle: bytes, folded: bool, keep: int) -> tuple[int, bytes] | None:
+    """``skip_lines`` over ``data`` (written to ``path``) from its first message line: where
+    it stopped and the joined text it skipped, its counts checked against the decoder's;
+    None where it skipped nothing."""
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        to, cps, nbytes = nat.skip_lines(fd, len(HEAD), len(data), needle, folded, keep)
+    finally:
+        os.close(fd)
+    if to == len(HEAD):
+        assert (cps, nbytes) == (0, 0)
+        return None
+    assert data[to - 1:to + 1] == b'\n"', "a line start"
+    joined = deframe(data[len(HEAD):to])
+    assert (cps, nbytes) == measure_escaped(joined)
+    return to, joined
+
+
 def a_needle(rng: random.Random) -> str:
     """A needle whose escaped form is 16-65 bytes, from the hard alphabet (no '/': it escapes
     as the writer spells it, and a raw '\\/' in a file is never ruled out)."""
@@ -168,18 +187,11 @@ def test_lines_skipped_by_halves_hold_no_needle_and_are_counted_exactly(nat, tmp
         folded = rng.random() < 0.3
         enc = escaped(needle).lower() if folded else escaped(needle)
         keep = rng.choice([0, 100, 600])
-        path.write_bytes(data)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            to, cps, nbytes = nat.skip_lines(fd, len(HEAD), len(data), enc, folded, keep)
-        finally:
-            os.close(fd)
-        if to == len(HEAD):
+        got = skipped_text(nat, path, data, enc, folded, keep)
+        if got is None:
             continue
         skipped += 1
-        assert data[to - 1:to + 1] == b'\n"'
-        joined = deframe(data[len(HEAD):to])
-        assert (cps, nbytes) == measure_escaped(joined)
+        to, joined = got
         after = data[to:]
         cut = after.find(b"\n\n")
         rest = deframe(after[:cut + 1] if cut >= 0 else after)
@@ -340,15 +352,10 @@ def test_lines_of_lengths_near_the_halves_give_no_false_verdict_and_no_false_ski
         if holds and verdict == 0:
             wrong.append(("prefilter", needle, folded))
         keep = rng.choice([0, 0, 100])
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            to, cps, nbytes = nat.skip_lines(fd, len(HEAD), len(data), enc, folded, keep)
-        finally:
-            os.close(fd)
-        if to == len(HEAD):
+        got = skipped_text(nat, path, data, enc, folded, keep)
+        if got is None:
             continue
-        skipped = deframe(data[len(HEAD):to])
-        assert (cps, nbytes) == measure_escaped(skipped)
+        skipped = got[1]
         whole = deframe(body)
         first = (whole.lower() if folded else whole).find(enc)
         if first != -1 and first < len(skipped) + keep:
