@@ -293,3 +293,21 @@ def test_a_needle_ending_on_the_first_byte_of_a_line_is_never_skipped(nat, tmp_p
             if _skips_past(nat, tmp_path, cps[:64 * (k + 1) - 65] + needle + cps[64 * (k + 1) + 1:], needle):
                 wrong.append(("read end", j, k))
     assert not wrong
+
+
+@pytest.mark.parametrize("bad", [b"\xc3", b"\xe7", b"\xe7\x95", b"\xf0", b"\xf0\x9f", b"\xf0\x9f\x98"])
+def test_a_sequence_cut_short_before_ascii_is_never_skipped_at_any_offset(nat, tmp_path: Path, bad: bytes) -> None:
+    """The UTF-8 check of an all-ASCII block (only whether the block before ends a sequence
+    short): a lead byte, and its first continuation bytes, followed by ASCII at every offset
+    of the 32- and 64-byte blocks around it, for the join's read and the fused one."""
+    wrong = []
+    for needle in (b"absent", b"absent from it, this needle"):
+        for at in range(140):
+            lines = [b"a" * 64] * 40
+            k, p = 3 + at // 60, at % 60
+            lines[k] = b"a" * p + bad + b"a" * (64 - p - len(bad))
+            data = HEAD + b"".join(b'"' + line + b'"\n' for line in lines)
+            to, _, _ = skip(nat, tmp_path, data, needle, False, 0)
+            if bad in data[:to]:
+                wrong.append((needle, at))
+    assert not wrong, wrong[:5]
