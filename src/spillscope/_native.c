@@ -870,9 +870,6 @@ static int find_rank(unsigned char c) {
     return at == NULL ? -1 : (int)(sizeof find_common_bytes - (size_t)(at - find_common_bytes));
 }
 
-/* find_ci_simd's loop without the folding, on the needle's two rarest bytes (memchr's
- * and ripgrep's heuristic): candidates 32 positions at a time, each compared in full. On
- * text, memmem (a two-way search) runs at about two thirds of its pace. */
 /* The offsets of the two rarest bytes of s[0:m] by find_rank (two distinct offsets if m > 1). */
 static void rare_pair(const unsigned char *s, Py_ssize_t m, Py_ssize_t *p1, Py_ssize_t *p2) {
     Py_ssize_t r1 = 0, r2 = m - 1;
@@ -890,6 +887,9 @@ static void rare_pair(const unsigned char *s, Py_ssize_t m, Py_ssize_t *p1, Py_s
     *p1 = r1, *p2 = r2;
 }
 
+/* find_ci_simd's loop without the folding, on the needle's two rarest bytes (memchr's
+ * and ripgrep's heuristic): candidates 32 positions at a time, each compared in full. On
+ * text, memmem (a two-way search) runs at about two thirds of its pace. */
 AVX_TARGET static Py_ssize_t find_simd(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m,
                                        Py_ssize_t i) {
     Py_ssize_t r1, r2;
@@ -950,8 +950,6 @@ static PyObject *find_common(PyObject *args, int folded) {
     return PyLong_FromSsize_t(at);
 }
 
-/* find(buf, needle, start=0) -> int: buf.find(needle, start), with the C library's
- * memmem (several times faster than bytes.find on needles whose last byte is common). */
 /* count(buf, byte, start=0, end=-1): occurrences of one byte in buf[start:end], without a copy
  * (a transcript's line numbers over a mapping: bytes.count wants a slice of it copied). */
 static Py_ssize_t count_scalar(const unsigned char *p, Py_ssize_t n, unsigned char c) {
@@ -961,14 +959,18 @@ static Py_ssize_t count_scalar(const unsigned char *p, Py_ssize_t n, unsigned ch
 }
 
 #ifdef HAVE_SIMD_STATS
+/* Bit k set where a (k < 32) or b (k - 32) holds the byte c. */
+AVX_TARGET static inline uint64_t sk_eq64(__m256i a, __m256i b, char c) {
+    const __m256i x = _mm256_set1_epi8(c);
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, x)) |
+           ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, x)) << 32);
+}
+
 AVX_TARGET static Py_ssize_t count_simd(const unsigned char *p, Py_ssize_t n, unsigned char c) {
-    const __m256i x = _mm256_set1_epi8((char)c);
     Py_ssize_t total = 0, i = 0;
     for (; i + 64 <= n; i += 64)
-        total += __builtin_popcountll(
-            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i)), x)) |
-            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 32)), x))
-                << 32);
+        total += __builtin_popcountll(sk_eq64(_mm256_loadu_si256((const __m256i *)(p + i)),
+                                              _mm256_loadu_si256((const __m256i *)(p + i + 32)), (char)c));
     return total + count_scalar(p + i, n - i, c);
 }
 #endif
@@ -992,6 +994,8 @@ static PyObject *native_count(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(total);
 }
 
+/* find(buf, needle, start=0) -> int: buf.find(needle, start), with the C library's
+ * memmem (several times faster than bytes.find on needles whose last byte is common). */
 static PyObject *native_find(PyObject *self, PyObject *args) { return find_common(args, 0); }
 
 static PyObject *native_find_ci(PyObject *self, PyObject *args) { return find_common(args, 1); }
@@ -1348,12 +1352,6 @@ static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned 
 }
 
 #ifdef HAVE_SIMD_STATS
-AVX_TARGET static inline uint64_t sk_eq64(__m256i a, __m256i b, char c) {
-    const __m256i x = _mm256_set1_epi8(c);
-    return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, x)) |
-           ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, x)) << 32);
-}
-
 /* The fused search of sk_read (``fused``): instead of joining the lines and searching the
  * joined text, the needle's two halves E[:h] and E[m-h:] (h = ceil(m/2)) are looked for in
  * the raw bytes as they are checked. Sound where every fragment line holds at least m - 1

@@ -141,8 +141,9 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
             buffers = whole.Buffers()
             try:
                 data = buffers.read(handle, size)
-                if data is not None and whole.plain_text(data):
-                    yield from whole.hits(data, spans, limit, cancelled, context)
+                counts = whole.plain_text(data) if data is not None else None
+                if data is not None and counts is not None:
+                    yield from whole.hits(data, spans, limit, cancelled, context, counts)
                     return
             finally:
                 buffers.close()

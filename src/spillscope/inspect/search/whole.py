@@ -166,16 +166,18 @@ class Buffers:
 POOL, KEEP = 9, 16 << 20
 
 
-def plain_text(data: memoryview) -> bool:
-    """Whether a tool output's bytes are its text as they are (valid UTF-8)."""
+def plain_text(data: memoryview) -> tuple[int, int] | None:
+    """A tool output's (code points, UTF-8 bytes) where its bytes are its text as they are
+    (valid UTF-8), else None."""
     nat = native.NATIVE
-    return nat is not None and nat.utf8_stats(data) is not None
+    return None if nat is None else nat.utf8_stats(data)
 
 
 def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bool] = lambda: False,
-         context: bool = True) -> Iterator[MessageHit]:
+         context: bool = True, counts: tuple[int, int] | None = None) -> Iterator[MessageHit]:
     """The hits of ``spans`` in the valid UTF-8 ``data``, with code point and byte offsets and
-    (``context``) the match and the context each side (up to ``limit``)."""
+    (``context``) the match and the context each side (up to ``limit``). ``counts``: the
+    data's (code points, bytes) where the caller has them already (:func:`plain_text`)."""
     nat = native.NATIVE
     assert nat is not None
     stats = nat.utf8_stats
@@ -184,7 +186,7 @@ def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bo
     size = len(data)
     if limit is not None and limit <= 0:
         return
-    whole = stats(data)
+    whole = counts if counts is not None else stats(data)
     # ASCII (code points as many as bytes): a byte offset is a code point offset and every
     # byte starts a character, so each hit costs no count and no walk to a character's start
     # (a dense regex over ASCII tool outputs: a third of its time per hit).
