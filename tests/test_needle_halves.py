@@ -27,11 +27,17 @@ ALPHABET = ["a", "b", " ", "x", "\n", "\\", '"', "\t", "é", "界", "😀", "\u2
 HEAD = b"### Message 1: user\n\n"
 
 
-@pytest.fixture
-def nat():
+@pytest.fixture(params=["avx2", "avx512"])
+def nat(request):
+    """The accelerator, with the AVX-512BW twins of its kernels off (AVX2) and on, where the CPU has them."""
     if native.NATIVE is None or not native.NATIVE.simd():
         pytest.skip("the halves need the C accelerator with AVX2")
-    return native.NATIVE
+    was = native.NATIVE.avx512()
+    if native.NATIVE.avx512(request.param == "avx512") != (request.param == "avx512"):
+        native.NATIVE.avx512(was)
+        pytest.skip("this CPU has no AVX-512BW")
+    yield native.NATIVE
+    native.NATIVE.avx512(was)
 
 
 def escaped(text: str) -> bytes:
