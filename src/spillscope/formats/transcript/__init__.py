@@ -24,22 +24,22 @@ from ...util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .layout import (DEFAULT_MAX_LINE_BYTES, FRAGMENT_CODE_POINTS, INTRO, METADATA_KEYS, NOTE_1, NOTE_2,
-                         REFERENCE_WARNING, ROLES, TITLE, TITLE_LINE)
+                         REFERENCE_WARNING, ROLES, TITLE, TITLE_LINE, departs_from_title)
     from .records import (Event, Fragment, Incomplete, MessageEnd, MessageStart, Transcript, TranscriptError,
                           TranscriptMessage, TranscriptMetadata)
     from .writer import render_transcript
     from .parser import FAST_CHUNK, FIRST_CHUNK
-    from .reader import Source, departs_from_title, iter_transcript, parse_transcript, read_transcript
+    from .reader import Source, iter_transcript, parse_transcript, read_transcript
     from .index import CHECKPOINT_EVERY, OPEN_WHOLE_BYTES, MessageIndex, TranscriptIndex
 
 _EXPORTS = {
     "layout": ("DEFAULT_MAX_LINE_BYTES", "FRAGMENT_CODE_POINTS", "INTRO", "METADATA_KEYS", "NOTE_1", "NOTE_2",
-               "REFERENCE_WARNING", "ROLES", "TITLE", "TITLE_LINE"),
+               "REFERENCE_WARNING", "ROLES", "TITLE", "TITLE_LINE", "departs_from_title"),
     "records": ("Event", "Fragment", "Incomplete", "MessageEnd", "MessageStart", "Transcript", "TranscriptError",
                 "TranscriptMessage", "TranscriptMetadata"),
     "writer": ("render_transcript",),
     "parser": ("FAST_CHUNK", "FIRST_CHUNK"),
-    "reader": ("Source", "departs_from_title", "iter_transcript", "parse_transcript", "read_transcript"),
+    "reader": ("Source", "iter_transcript", "parse_transcript", "read_transcript"),
     "index": ("CHECKPOINT_EVERY", "OPEN_WHOLE_BYTES", "MessageIndex", "TranscriptIndex"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,6 +6,8 @@ which expect them; kept apart so neither side has to import the other.
 
 from __future__ import annotations
 
+import os
+
 from ...util.text import js_utf8
 
 TITLE = "## Referenced session — full projected snapshot"
@@ -28,3 +30,16 @@ REFERENCE_WARNING = (
 #: The longest transcript line a reader accepts (a fragment line is far shorter; a
 #: longer one is a malformed artifact, not a reason to buffer without bound).
 DEFAULT_MAX_LINE_BYTES = 1 << 20
+
+
+def departs_from_title(path: str | os.PathLike[str]) -> bool:
+    """True when the file's first bytes are not the transcript's title line or a prefix of
+    it: its content says it is not a transcript, whatever its name says (a tool called
+    ``session-reference-1`` spills to a transcript's name). An empty file, or one cut
+    inside the title, does not depart. Refuses symlinks; ``OSError`` propagates. Here, not
+    with the reader: a search asks it of every transcript it walks past, and needs the
+    parser (orjson, the records) only for one it reads."""
+    from ...storage import read_head
+
+    head = read_head(os.fspath(path), len(TITLE_LINE))
+    return not TITLE_LINE.startswith(head)

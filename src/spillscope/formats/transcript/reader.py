@@ -2,8 +2,8 @@
 
 The entry points over the streaming parser in :mod:`.parser`: open a path, bytes or a
 stream, and collect the events into exact message texts (a surrogate pair split across
-fragments is joined the way JavaScript string concatenation would join it). Also
-:func:`departs_from_title`, the cheap "is this a transcript at all" check.
+fragments is joined the way JavaScript string concatenation would join it). The cheap "is
+this a transcript at all" check, which needs no parser, is :func:`.layout.departs_from_title`.
 """
 
 from __future__ import annotations
@@ -12,22 +12,13 @@ import io
 import os
 from typing import BinaryIO, Iterator, Union
 
-from ...storage import open_stream, read_head
+from ...storage import open_stream
 from ...util.text import js_normalize, js_utf8
-from .layout import DEFAULT_MAX_LINE_BYTES, TITLE_LINE
+from .layout import DEFAULT_MAX_LINE_BYTES
 from .parser import _Parser
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, Transcript, TranscriptMessage, TranscriptMetadata
 
 Source = Union[str, bytes, os.PathLike[str]]
-
-
-def departs_from_title(path: str | os.PathLike[str]) -> bool:
-    """True when the file's first bytes are not the transcript's title line or a prefix of
-    it: its content says it is not a transcript, whatever its name says (a tool called
-    ``session-reference-1`` spills to a transcript's name). An empty file, or one cut
-    inside the title, does not depart. Refuses symlinks; ``OSError`` propagates."""
-    head = read_head(os.fspath(path), len(TITLE_LINE))
-    return not TITLE_LINE.startswith(head)
 
 
 def _open(source: Source) -> tuple[BinaryIO, str]:

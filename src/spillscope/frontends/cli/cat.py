@@ -36,7 +36,7 @@ class CatError(Exception):
 
 
 def artifact_kind(path: str) -> str:
-    from ...formats.transcript.reader import departs_from_title
+    from ...formats.transcript.layout import departs_from_title
 
     kind = classify_name(os.path.basename(path))[1]
     if kind == "session-reference-transcript" and departs_from_title(path):

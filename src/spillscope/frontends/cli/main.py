@@ -19,7 +19,7 @@ import gc
 import io
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from ... import __version__
 from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, SettingError, UsageError, add_timeout, finding_code,
@@ -125,6 +125,42 @@ artifact (cat), no hit (grep) or a failed deletion (prune); 2 usage or I/O error
 no notice (no --logs, no notice in them, every locator outside the root). See docs/cli.md."""
 
 
+def _help_width() -> int:
+    """``shutil.get_terminal_size()``'s columns less 2, argparse's help width, without
+    importing shutil: argparse does at every ``add_argument`` (shutil brings bz2, lzma and
+    zlib, 3 ms of ``grep``'s start-up for a width only ``--help`` uses)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _Help(argparse.HelpFormatter):
+    """argparse's formatter, its width from :func:`_help_width`."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _help_width() if width is None else width)
+
+
+class _RawHelp(_Help, argparse.RawDescriptionHelpFormatter):
+    """The top-level help: its description and epilog as written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command's parser, with :class:`_Help` for its help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Help)
+        super().__init__(*args, **kwargs)
+
+
 #: The commands, in the order ``--help`` lists them.
 COMMANDS = ("ls", "stats", "cat", "verify", "prune", "grep", "watch", "demo", "tui", "serve", "help")
 
@@ -138,9 +174,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         return only is None or name == only
 
     p = argparse.ArgumentParser(prog="spillscope", description="Inspect the spill storage of an agent harness.",
-                                usage=USAGE, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                usage=USAGE, epilog=EPILOG, formatter_class=_RawHelp)
     p.add_argument("--version", action=_Version, nargs=0, help="the version, and whether the C accelerator is active")
-    sub = p.add_subparsers(dest="command", title="commands", metavar="COMMAND", prog="spillscope")
+    sub = p.add_subparsers(dest="command", title="commands", metavar="COMMAND", prog="spillscope", parser_class=_Parser)
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("root", metavar="ROOT", help="the spill root")

@@ -5,7 +5,6 @@ Separate because every command and ``main``'s error line write through the same 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
@@ -13,9 +12,13 @@ from ...util.lazy import deferred_module
 from ...util.text import ascii_json, visible
 
 if TYPE_CHECKING:
+    import json
+
     import orjson
 else:
-    orjson = deferred_module("orjson", globals())  # as util.text has it: a command that writes no JSON does not load it
+    # as util.text has them: a command that writes no JSON does not load them
+    json = deferred_module("json", globals())
+    orjson = deferred_module("orjson", globals())
 
 #: Items of a :class:`Chunked` array encoded per ``orjson.dumps`` call.
 CHUNK = 4096

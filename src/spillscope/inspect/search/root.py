@@ -26,6 +26,8 @@ from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     # The searchers and the seen ranges (the notice checker under them) load when there is
     # an artifact to search; the verify pass when there are logs to link: a search of a
     # root with nothing to read imports neither (``spillscope grep`` starts fast).
@@ -111,7 +113,7 @@ def _linked_targets(root: str, logs: str | None, rebase: str | None) -> tuple[li
         if kind == TRANSCRIPT and art.path in tools:
             kind = TOOL_OUTPUT
         elif kind == TRANSCRIPT:
-            from ...formats.transcript.reader import departs_from_title
+            from ...formats.transcript.layout import departs_from_title
 
             try:
                 if departs_from_title(art.path):
@@ -147,7 +149,7 @@ def _walk_local_targets(root: str) -> Iterator[_Target | Finding]:
             continue
         kind = f.kind
         if kind == TRANSCRIPT:
-            from ...formats.transcript.reader import departs_from_title  # only where there is one
+            from ...formats.transcript.layout import departs_from_title  # only where there is one
 
             try:
                 if departs_from_title(f.path):
@@ -301,7 +303,6 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
     every core (each holding at most :data:`AHEAD_HITS` hits until its turn, then going on in
     it); whatever is ahead stops when the caller stops."""
     import threading
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     stop = threading.Event()
 
@@ -341,6 +342,8 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
             job = None
             if big:
                 if pool is None:
+                    from concurrent.futures import ThreadPoolExecutor  # only then: 4 ms of start-up
+
                     pool = ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="spillscope-search")
                 job = pool.submit(collect, t)
             pending.append((t, job))
@@ -377,6 +380,35 @@ FIRST_BATCH, BATCH = 64, 4096
 DENSE = 0.5
 
 
+class _Checking:
+    """One batch's native check on a thread of its own, its verdicts taken in turn. Not
+    ``concurrent.futures``: importing it (and logging with it) is 4 ms of ``grep``'s start-up,
+    a tenth of it. At most two batches are in flight; one left behind by a reader that stopped
+    early runs to its end (a native call cannot be interrupted) and nothing waits for it."""
+
+    def __init__(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target]) -> None:
+        import threading
+
+        self._verdicts: list[bool] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(check, batch), name="spillscope-prefilter",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target]) -> None:
+        try:
+            self._verdicts = check(batch)
+        except BaseException as exc:  # handed to the reader, as a Future would
+            self._error = exc
+
+    def result(self) -> list[bool]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._verdicts is not None
+        return self._verdicts
+
+
 def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> Iterator[tuple[_Target, bool]]:
     """Each target, in order, with whether its bytes may hold a match: checked on every core
     (natively in batches for a local root; else ``pread`` and ``memmem`` on a thread pool,
@@ -386,8 +418,6 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> I
     if pattern.literal is None and pattern.required is None:
         yield from ((t, True) for t in targets)  # a regex: no prefilter
         return
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     it = iter(targets)
     if local and may_match_many([], [], pattern) is not None:
         def batches() -> Iterator[list[_Target]]:
@@ -408,31 +438,29 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> I
         first = next(todo, None)
         if first is None:
             return
-        ahead = ThreadPoolExecutor(1, thread_name_prefix="spillscope-prefilter")
-        try:
-            checking = ahead.submit(check, first)
-            second = next(todo, None)  # gathered while the first is checked
-            verdicts = checking.result()
-            if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
-                # Nearly every file may match (a dense pattern): checking the rest would
-                # read each twice for nothing.
-                yield from zip(first, verdicts)
-                yield from ((t, True) for t in second or ())
-                yield from ((t, True) for t in it)
-                return
-            pending: deque[tuple[list[_Target], Future[list[bool]]]] = deque()  # checked in turn
-            if second is not None:
-                pending.append((second, ahead.submit(check, second)))
+        checking = _Checking(check, first)
+        second = next(todo, None)  # gathered while the first is checked
+        verdicts = checking.result()
+        if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
+            # Nearly every file may match (a dense pattern): checking the rest would
+            # read each twice for nothing.
             yield from zip(first, verdicts)
-            while pending:
-                later = next(todo, None)  # gathered while the one before is checked
-                if later is not None:
-                    pending.append((later, ahead.submit(check, later)))
-                batch, fut = pending.popleft()
-                yield from zip(batch, fut.result())
-        finally:
-            ahead.shutdown(wait=False, cancel_futures=True)
+            yield from ((t, True) for t in second or ())
+            yield from ((t, True) for t in it)
+            return
+        pending: deque[tuple[list[_Target], _Checking]] = deque()  # checked in turn
+        if second is not None:
+            pending.append((second, _Checking(check, second)))
+        yield from zip(first, verdicts)
+        while pending:
+            later = next(todo, None)  # gathered while the one before is checked
+            if later is not None:
+                pending.append((later, _Checking(check, later)))
+            batch, fut = pending.popleft()
+            yield from zip(batch, fut.result())
         return
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     workers = max(1, os.cpu_count() or 1)
     if workers == 1:
         yield from ((t, may_match(t.path, t.kind == TRANSCRIPT, pattern)) for t in it)

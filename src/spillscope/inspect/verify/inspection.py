@@ -35,7 +35,7 @@ from ...storage import Storage, open_storage
 from ...util.gcpause import acyclic as _acyclic
 from ...util.scratch import Scratch
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
-from ...formats.transcript.reader import departs_from_title
+from ...formats.transcript.layout import departs_from_title
 from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from ...spill.naming import session_dir_name
 from ..link.blind import _Blind
