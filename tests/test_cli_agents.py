@@ -157,16 +157,26 @@ def test_prune_applies_the_agents_rule_but_never_what_a_recent_transcript_names(
 
 def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) -> None:
     """`spillscope PATH` is `tui PATH`: on another agent's tree it is the agents' app
-    (run under Pilot in tests/test_tui_agents.py); serve is refused with what to use instead."""
+    (run under Pilot in tests/test_tui_agents.py); serve's tabs run the same app, named by
+    --agent (in a browser: tests/test_serve.py), and its export is refused: it has none."""
     from spillscope.frontends.cli import agents
     from spillscope.frontends.cli.choose import choose
-    from spillscope.frontends.cli.main import build_parser
+    from spillscope.frontends.cli.main import build_parser, cmd_serve
+    from spillscope.frontends.serve.server import app_command
 
     args = build_parser().parse_args(["tui", str(projects)])
     choose(args)
     assert args.func is agents.cmd_tui and args.dialect.name == "claude"
-    proc = run("serve", str(projects))
-    assert proc.returncode == 2 and b"serve reads dsh spill roots only" in proc.stderr
+    args = build_parser().parse_args(["serve", str(projects)])
+    choose(args)
+    assert args.func is cmd_serve and args.dialect.name == "claude"  # dsh's serve, told the agent
+    command = app_command(str(projects), None, None, None, None, agent="claude")
+    assert command.endswith(f"tui {projects} --agent claude")
+    proc = run("serve", str(projects), "--allow-export", str(projects))
+    assert proc.returncode == 2 and b"--allow-export: the Claude Code view exports nothing" in proc.stderr
+    # Without a terminal the agents' TUI refuses, as dsh's does, instead of drawing into a pipe.
+    proc = run("tui", str(projects))
+    assert proc.returncode == 2 and b"the terminal UI needs a terminal" in proc.stderr
 
 
 def test_watch_reports_an_agents_spill_files_and_transcripts(tmp_path: Path) -> None:

@@ -31,9 +31,9 @@ def _ready() -> str | None:
     return None
 
 
-def shoot(root: Path, logs: Path, out: Path) -> dict:
+def shoot(root: Path, logs: Path | None, out: Path) -> dict:
     """Serve ``root``, load it in Chromium, screenshot to ``out``; returns the page report."""
-    server = Served(root, "--logs", str(logs), "--host", "127.0.0.1")
+    server = Served(root, *(["--logs", str(logs)] if logs is not None else []), "--host", "127.0.0.1")
     try:
         # The URL serve printed, with its token: the page, its files and its socket need it.
         page = urllib.request.urlopen(server.url, timeout=10).read().decode()
@@ -60,6 +60,27 @@ def test_serve_renders_in_headless_chromium(tmp_path):
     assert report["red"] > 50, report  # the red expired-locator badge is on screen
     assert report["external"] == [], report  # nothing fetched from outside: works offline
     assert out.stat().st_size > 10_000
+
+
+def test_serve_shows_another_agents_tree_and_its_verdict_in_headless_chromium(tmp_path):
+    """A Claude Code projects dir served (detected, no --logs): each tab runs the agents'
+    view, and a planted fault (a changed byte in a spill file) is drawn as a red FAIL."""
+    why = _ready()
+    if why and not os.environ.get("SPILLSCOPE_REQUIRE_BROWSER"):
+        pytest.skip(why)
+    assert why is None, why
+    tree = tmp_path / "projects"
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "claude" / "projects", tree)
+    spill = sorted(tree.glob("*/*/tool-results/*.txt"))[0]
+    data = bytearray(spill.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    spill.write_bytes(bytes(data))
+    out = tmp_path / "agent.png"
+    report = shoot(tree, None, out)
+    assert report["connected"], report
+    assert report["canvas"] and report["painted"] > 5000, report
+    assert report["red"] > 50, report  # the FAIL verdict and the mismatch badge
+    assert report["external"] == [], report
 
 
 @pytest.mark.parametrize("evil_host", ["127.0.0.1", "localhost"])

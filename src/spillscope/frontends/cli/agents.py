@@ -229,10 +229,12 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
+    from .tui_cmds import refuse_without_terminal, run_app
+
+    refuse_without_terminal()
     from ..tui.agent_app import AgentApp
 
-    AgentApp(args.dialect, args.root).run()
-    return 0
+    return run_app(AgentApp(args.dialect, args.root))
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:

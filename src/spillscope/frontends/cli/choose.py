@@ -52,8 +52,7 @@ def choose(args: argparse.Namespace) -> None:
     if not os.path.isdir(root):
         raise UsageError(f"{root}: not a directory")
     if args.command == "serve":
-        raise UsageError(f"serve reads dsh spill roots only so far; use `spillscope {root}` (the TUI) or "
-                         f"`spillscope ls|verify|grep {root}` for {dialect.title}")
+        return  # dsh's serve, whose tabs run `spillscope tui ROOT --agent NAME` (args.dialect says which)
     from . import agents  # here: a dsh root (most runs) needs none of the other agents' commands
 
     args.func = {"tui": agents.cmd_tui, "watch": agents.cmd_watch, "ls": agents.cmd_ls, "verify": agents.cmd_verify,

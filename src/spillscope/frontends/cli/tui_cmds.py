@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
 from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
@@ -66,28 +66,44 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(str(exc)) from None
     store = open_root(args.root, "serve", timeout=args.timeout)
     check_logs(args.logs)
+    dialect = getattr(args, "dialect", None)  # choose() set it: None or dsh, dsh's own TUI
+    agent = None
+    if dialect is not None and dialect.name != "dsh":
+        agent = dialect.name
+        if args.allow_export is not None:
+            raise UsageError(f"--allow-export: the {dialect.title} view exports nothing (it is dsh's TUI that does)")
     export_dir = _export_dir(args.allow_export) if args.allow_export is not None else None
     # serve prints the URL (with its token) once it listens, and never returns.
-    serve(store.root, args.logs, host=args.host, port=args.port, rebase=args.rebase, limits=_limits(args),
-          export_dir=export_dir, out=out, timeout=args.timeout)
+    serve(store.root, args.logs, host=args.host, port=args.port, rebase=args.rebase,
+          limits=_limits(args) if agent is None else None, export_dir=export_dir, out=out, timeout=args.timeout,
+          agent=agent)
     return 0
 
 
 def _run_tui(root: str, logs: str | None, rebase: str | None, limits: dict[str, int], export_dir: str | None) -> int:
-    # Textual reads keys from stdin and draws on stderr; with any of the three redirected it
-    # would write escape codes into a file or wait for keys forever. (textual-serve's web
-    # driver is the exception: it talks over pipes by design.)
+    refuse_without_terminal()
+    from ..tui.app import SpillscopeApp
+
+    return run_app(SpillscopeApp(root, logs, rebase=rebase, limits=limits, export_dir=export_dir))
+
+
+def refuse_without_terminal() -> None:
+    """Textual reads keys from stdin and draws on stderr; with any of the three redirected it
+    would write escape codes into a file or wait for keys forever. (textual-serve's web
+    driver is the exception: it talks over pipes by design.)"""
     if not os.environ.get("TEXTUAL_DRIVER"):
         for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin), ("stderr", sys.stderr)):
             if stream is None or not stream.isatty():
                 raise UsageError(f"the terminal UI needs a terminal, and {name} is not one; "
                                  "use `spillscope ls` or `spillscope verify` for text output")
-    from ..tui.app import SpillscopeApp
 
-    app = SpillscopeApp(root, logs, rebase=rebase, limits=limits, export_dir=export_dir)
+
+def run_app(app: Any) -> int:
+    """Run a Textual app in this terminal, or, started by ``spillscope serve`` for a browser
+    tab, under :mod:`..webguard` (it ends with its server or its tab)."""
     from .. import webguard as _webguard
 
-    if _webguard.under_web_driver():  # started by `spillscope serve` for a browser tab
+    if _webguard.under_web_driver():
         _webguard.die_with_parent()
         _webguard.guard(app)
         return _webguard.run_served(app.run)

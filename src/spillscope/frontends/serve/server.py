@@ -83,9 +83,12 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def app_command(root: str, logs: str | None, rebase: str | None, limits: dict[str, int] | None,
-                export_dir: str | None, timeout: float | None = None) -> str:
-    """The command textual-serve runs for each tab: ``spillscope tui`` on the same root."""
+                export_dir: str | None, timeout: float | None = None, agent: str | None = None) -> str:
+    """The command textual-serve runs for each tab: ``spillscope tui`` on the same root (with
+    ``--agent``: another agent's tree, as the server's own detection decided it)."""
     command = [sys.executable, "-m", "spillscope", "tui", normalize_root(root)]
+    if agent is not None:
+        command += ["--agent", agent]
     if logs:
         command += ["--logs", os.path.abspath(logs)]
     if rebase:
@@ -163,9 +166,11 @@ def _guarded_server(command: str, access: Access, err: TextIO) -> Any:
 
 def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
           rebase: str | None = None, limits: dict[str, int] | None = None, export_dir: str | None = None,
-          out: TextIO | None = None, err: TextIO | None = None, timeout: float | None = None) -> None:
+          out: TextIO | None = None, err: TextIO | None = None, timeout: float | None = None,
+          agent: str | None = None) -> None:
     """Serve the TUI on ``root`` until SIGINT or SIGTERM; never returns (the process exits).
-    ``out`` and ``err``: sys.stdout and sys.stderr as they are when called."""
+    ``out`` and ``err``: sys.stdout and sys.stderr as they are when called; ``agent``: the
+    tree is that agent's (its view, as ``spillscope tui ROOT --agent NAME`` shows it)."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     require_textual_serve()
@@ -173,7 +178,7 @@ def serve(root: str, logs: str | None = None, *, host: str = "127.0.0.1", port: 
 
     sock = bind(host, port)
     access = Access.for_bind(host, sock.getsockname()[1])
-    server = _guarded_server(app_command(root, logs, rebase, limits, export_dir, timeout), access, err)
+    server = _guarded_server(app_command(root, logs, rebase, limits, export_dir, timeout, agent), access, err)
 
     def announce(*_: object) -> None:
         # Called by aiohttp once the site listens: the URL is printed only when it works.
