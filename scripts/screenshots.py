@@ -72,10 +72,13 @@ async def shoot(name: str, view, size: tuple[int, int] = SIZE) -> Path:
 #: Other agents' trees (the test fixtures, from each agent's own source): the file whose
 #: notice is shown beside it at 80x24.
 AGENT_SHOTS = [("agent-claude-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt"),
-               ("agent-qwen-80x24", "qwen", "qwen/home", "call_5a4b3c2d1e0f9a8b7c6d5e4f.txt")]
+               ("agent-qwen-80x24", "qwen", "qwen/home", "call_5a4b3c2d1e0f9a8b7c6d5e4f.txt"),
+               # Enter: the file whole in the reader, searched
+               ("agent-claude-reader-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt",
+                "Python-Code-Map")]
 
 
-async def agent_shoot(name: str, agent: str, tree: str, file_name: str) -> Path:
+async def agent_shoot(name: str, agent: str, tree: str, file_name: str, search: str | None = None) -> Path:
     from textual.widgets import DataTable
 
     from spillscope.dialects import get
@@ -88,6 +91,13 @@ async def agent_shoot(name: str, agent: str, tree: str, file_name: str) -> Path:
         row = next(i for i, f in enumerate(app._rows) if f.name == file_name)
         app.query_one("#files", DataTable).move_cursor(row=row)
         await pilot.pause()
+        if search is not None:
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.press("slash", *search)
+            await app.workers.wait_for_complete()
+            await pilot.press("enter")  # the first hit, current
+            await pilot.pause()
         svg = OUT / f"{name}.svg"
         app.save_screenshot(str(svg.name), path=str(OUT))
     return svg

@@ -158,7 +158,7 @@ def test_prune_applies_the_agents_rule_but_never_what_a_recent_transcript_names(
 def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) -> None:
     """`spillscope PATH` is `tui PATH`: on another agent's tree it is the agents' app
     (run under Pilot in tests/test_tui_agents.py); serve's tabs run the same app, named by
-    --agent (in a browser: tests/test_serve.py), and its export is refused: it has none."""
+    --agent (in a browser: tests/test_serve.py), with --allow-export's DIR as dsh's tabs have it."""
     from spillscope.frontends.cli import agents
     from spillscope.frontends.cli.choose import choose
     from spillscope.frontends.cli.main import build_parser, cmd_serve
@@ -170,10 +170,8 @@ def test_spillscope_path_on_an_agents_tree_opens_the_agents_tui(projects: Path) 
     args = build_parser().parse_args(["serve", str(projects)])
     choose(args)
     assert args.func is cmd_serve and args.dialect.name == "claude"  # dsh's serve, told the agent
-    command = app_command(str(projects), None, None, None, None, agent="claude")
-    assert command.endswith(f"tui {projects} --agent claude")
-    proc = run("serve", str(projects), "--allow-export", str(projects))
-    assert proc.returncode == 2 and b"--allow-export: the Claude Code view exports nothing" in proc.stderr
+    command = app_command(str(projects), None, None, None, "/exports", agent="claude")
+    assert command.endswith(f"tui {projects} --agent claude --export-dir /exports")
     # Without a terminal the agents' TUI refuses, as dsh's does, instead of drawing into a pipe.
     proc = run("tui", str(projects))
     assert proc.returncode == 2 and b"the terminal UI needs a terminal" in proc.stderr

@@ -87,3 +87,45 @@ async def test_a_deleted_file_is_a_row_and_the_summary_fails_at_80x24(tmp_path: 
         table.move_cursor(row=row)
         await pilot.pause()
         assert "expired-locator" in _text(app, "#notice") and "the file is gone" in _text(app, "#file")
+
+
+async def test_enter_reads_a_spill_file_whole_exact_inert_and_searchable(tmp_path: Path) -> None:
+    """Enter on a spill file opens dsh's reader on it: the exact text (astral, combining, CRLF,
+    controls), escapes drawn visibly, search by the same engine, Escape back to the table; a file
+    gone since the inspection is said, not a crash."""
+    from spillscope.frontends.tui.reader import ReaderScreen
+    from spillscope.frontends.tui.textview import TextView
+
+    tree = tmp_path / "qwen"
+    shutil.copytree(FIXTURES / "qwen" / "home", tree)
+    spill, gone = sorted(tree.glob("tmp/*/tool-results/*.txt"))[:2]
+    text = "first line\r\n\x1b[31mred\x1b]0;pwned\x07 😀 e\u0301 \u2028 nul\x00 end\n" * 50 + "the needle, once\n"
+    spill.write_bytes(text.encode())
+    app = AgentApp(get("qwen"), str(tree))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(app, pilot)
+        table = app.query_one("#files", DataTable)
+        table.move_cursor(row=next(i for i, f in enumerate(app._rows) if f.path == str(spill)))
+        await pilot.press("enter")
+        await _settled(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, ReaderScreen)
+        assert screen.document.read(1) == text  # exact, every code point
+        view = screen.query_one(TextView)
+        drawn = "".join(seg.text for y in range(view.size.height) for seg in view.render_line(y))
+        assert "red" in drawn and "\x1b" not in drawn and "\x07" not in drawn and "\x00" not in drawn
+        await pilot.press("slash", *"needle")
+        await _settled(app, pilot)
+        assert len(screen.hits) == 1 and screen.hits[0].start == text.index("needle")
+        # No dsh preview links a spill file: the hit is neither seen nor omitted, and not counted as either.
+        status = str(screen.query_one("#reader-status", Static).render())
+        assert screen.hits[0].seen is None and "omitted" not in status and "not linked to a preview" in status
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert app.screen is not screen and app.query_one("#files", DataTable).row_count > 0
+        gone.unlink()
+        table.move_cursor(row=next(i for i, f in enumerate(app._rows) if f.path == str(gone)))
+        await pilot.press("enter")
+        await _settled(app, pilot)
+        assert not isinstance(app.screen, ReaderScreen)
+        assert any("cannot open" in n.message for n in app._notifications)

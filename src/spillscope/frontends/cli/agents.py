@@ -229,12 +229,13 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
-    from .tui_cmds import refuse_without_terminal, run_app
+    from .tui_cmds import export_dir, refuse_without_terminal, run_app
 
+    into = export_dir(args.export_dir) if getattr(args, "export_dir", None) is not None else None
     refuse_without_terminal()
     from ..tui.agent_app import AgentApp
 
-    return run_app(AgentApp(args.dialect, args.root))
+    return run_app(AgentApp(args.dialect, args.root, export_dir=into))
 
 
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:

@@ -42,11 +42,12 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     store = open_root(args.root, "tui", timeout=args.timeout)
     check_logs(args.logs)
-    export_dir = _export_dir(args.export_dir) if args.export_dir is not None else None
-    return _run_tui(store.root, args.logs, args.rebase, _limits(args), export_dir)
+    into = export_dir(args.export_dir) if args.export_dir is not None else None
+    return _run_tui(store.root, args.logs, args.rebase, _limits(args), into)
 
 
-def _export_dir(path: str) -> str:
+def export_dir(path: str) -> str:
+    """The export directory given (it must exist), absolute."""
     if not os.path.isdir(path):
         raise UsageError(f"{path}: not a directory (the export directory must exist)")
     return os.path.abspath(path)
@@ -67,15 +68,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     store = open_root(args.root, "serve", timeout=args.timeout)
     check_logs(args.logs)
     dialect = getattr(args, "dialect", None)  # choose() set it: None or dsh, dsh's own TUI
-    agent = None
-    if dialect is not None and dialect.name != "dsh":
-        agent = dialect.name
-        if args.allow_export is not None:
-            raise UsageError(f"--allow-export: the {dialect.title} view exports nothing (it is dsh's TUI that does)")
-    export_dir = _export_dir(args.allow_export) if args.allow_export is not None else None
+    agent = None if dialect is None or dialect.name == "dsh" else dialect.name
+    into = export_dir(args.allow_export) if args.allow_export is not None else None
     # serve prints the URL (with its token) once it listens, and never returns.
     serve(store.root, args.logs, host=args.host, port=args.port, rebase=args.rebase,
-          limits=_limits(args) if agent is None else None, export_dir=export_dir, out=out, timeout=args.timeout,
+          limits=_limits(args) if agent is None else None, export_dir=into, out=out, timeout=args.timeout,
           agent=agent)
     return 0
 

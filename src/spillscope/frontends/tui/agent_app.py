@@ -1,5 +1,6 @@
 """The TUI on another agent's tree (Claude Code, qwen-code, Gemini CLI, OpenCode): each spill
-file with its verdict, and its notice beside the file's own start.
+file with its verdict, and its notice beside the file's own start; Enter reads the whole file
+in dsh's reader (exact text, search, go-to, wrap, copy, export).
 
 A separate, small app because the dsh TUI (app.py) is built on dsh's scan, logs and transcript
 reader; this one shows a :class:`spillscope.dialects.base.Report`, which every dialect returns.
@@ -14,6 +15,7 @@ import time
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
@@ -33,13 +35,17 @@ _STATUS_STYLE = {"verified": "green", "linked": "cyan", "mismatch": "bold red", 
 class AgentApp(App[None]):
     """Spill files of one agent's tree: a table of verdicts over the notice and the file."""
 
-    CSS_PATH = "agents.tcss"
-    BINDINGS = [("q", "quit", "Quit")]
+    CSS_PATH = ["agents.tcss", "reader.tcss"]
+    # Enter on a row reads it too (the table's own Enter selects the row): "r" is the key the
+    # footer can show, the table's Enter binding being hidden.
+    BINDINGS = [("q", "quit", "Quit"), Binding("r", "read", "Read", key_display="r/⏎")]
 
-    def __init__(self, dialect: Dialect, tree: str) -> None:
+    def __init__(self, dialect: Dialect, tree: str, export_dir: str | None = None) -> None:
         super().__init__()
         self.dialect = dialect
         self.root_path = tree
+        #: The reader's exports go only under this directory (`tui --export-dir`, `serve --allow-export`).
+        self.export_dir = export_dir
         self.report: Report | None = None
         self._rows: list[SpillFile | Link] = []
 
@@ -106,6 +112,38 @@ class AgentApp(App[None]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self._rows):
             self.show_file(event.cursor_row)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_read()
+
+    def action_read(self) -> None:
+        """The highlighted spill file, whole, in the reader (a gone, symlinked or special one: said why)."""
+        row = self.query_one("#files", DataTable).cursor_row
+        if not 0 <= row < len(self._rows):
+            return
+        item = self._rows[row]
+        if not isinstance(item, SpillFile):
+            self.notify("The file is gone: only its notice is left", severity="warning")
+        elif item.is_symlink or not item.is_regular:
+            self.notify("Not opened: " + ("a symlink is not followed" if item.is_symlink else "not a regular file"),
+                        severity="warning")
+        else:
+            self.load_reader(item.path, item.name)
+
+    @work(thread=True, exclusive=True, group="open")
+    def load_reader(self, path: str, title: str) -> None:
+        from .document import PlainDocument
+        from .reader import ReaderScreen
+
+        try:
+            document = PlainDocument(path)
+        except OSError as exc:  # deleted or made unreadable since the inspection: said, never a crash
+            self.call_from_thread(self.notify, f"cannot open {title}: {exc.strerror or exc}", severity="error",
+                                  timeout=8)
+            return
+        # What the model saw of a spill file is the agent's notice, not a dsh preview: no seen ranges.
+        screen = ReaderScreen(document, title, {}, [self.root_path], self.export_dir)
+        self.call_from_thread(self.push_screen, screen)
 
     def show_file(self, row: int) -> None:
         assert self.report is not None

@@ -163,9 +163,12 @@ class ReaderScreen(Screen[None]):
             parts.append(f"search: {self.search_error}")
         elif self.query_text:
             seen = sum(1 for h in self.hits if h.seen)
+            omitted = sum(1 for h in self.hits if h.seen is False)
             cur = "" if view.current_hit is None else f"{view.current_hit + 1}/"
             more = "+" if self.hits_capped else ""
-            parts.append(f"search {cur}{len(self.hits)}{more} hits ({seen} seen, {len(self.hits) - seen}{more} omitted)")
+            # Counted as seen or omitted only where a preview is linked: else it is not known.
+            split = f" ({seen} seen, {omitted}{more} omitted)" if seen + omitted else ""
+            parts.append(f"search {cur}{len(self.hits)}{more} hits{split}")
         if self.seen_pending:
             parts.append("finding what the model saw…")
         elif self.seen.get(self.message) is None:

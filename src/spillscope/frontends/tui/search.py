@@ -204,7 +204,7 @@ class SearchScreen(Screen[None]):
 
         def place() -> None:
             reader.show_message(k, h.start)
-            reader.apply_hits([Hit(h.start, h.end, bool(h.seen))])
+            reader.apply_hits([Hit(h.start, h.end, h.seen)])
             reader.view.current_hit = 0
             reader.view.refresh()
 

@@ -34,7 +34,7 @@ class DisplayLine:
 class TextView(ScrollView, can_focus=True):
     """Shows one message of a document; see the module docstring."""
 
-    COMPONENT_CLASSES = {"textview--hit", "textview--hit-omitted", "textview--current"}
+    COMPONENT_CLASSES = {"textview--hit", "textview--hit-omitted", "textview--hit-unlinked", "textview--current"}
     wrap: reactive[bool] = reactive(True)
 
     class Moved(Message):
@@ -52,7 +52,7 @@ class TextView(ScrollView, can_focus=True):
         self.window_start = 0
         self.window_text = ""
         self.lines: list[DisplayLine] = []
-        self.hits: list[tuple[int, int, bool]] = []  # (start cp, end cp, seen)
+        self.hits: list[tuple[int, int, bool | None]] = []  # (start cp, end cp, seen; None: not known)
         self.current_hit: int | None = None
         self._layout_width = 0
 
@@ -196,6 +196,7 @@ class TextView(ScrollView, can_focus=True):
         segments: list[Segment] = []
         hit_style = self.get_component_rich_style("textview--hit")
         omitted_style = self.get_component_rich_style("textview--hit-omitted")
+        unlinked_style = self.get_component_rich_style("textview--hit-unlinked")
         current_style = self.get_component_rich_style("textview--current")
         end = line.start + len(line.text)
         marks = [(max(s, line.start), min(e, end), seen, n) for n, (s, e, seen) in enumerate(self.hits)
@@ -204,7 +205,8 @@ class TextView(ScrollView, can_focus=True):
         for s, e, seen, n in marks:
             if s > pos:
                 segments.append(Segment(self._shown(line.text[pos - line.start : s - line.start]), base))
-            style = hit_style if seen else omitted_style
+            # a hit in a document no preview links is neither seen nor omitted: not known
+            style = unlinked_style if seen is None else hit_style if seen else omitted_style
             if n == self.current_hit:
                 style = style + current_style
             segments.append(Segment(self._shown(line.text[s - line.start : e - line.start]), base + style))

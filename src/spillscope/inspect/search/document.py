@@ -22,7 +22,8 @@ __all__ = ["Hit", "PatternError", "find_hits", "reader_pattern"]
 class Hit:
     start: int
     end: int
-    seen: bool
+    #: Inside what the linked preview showed, outside it, or None: nothing linked (not known).
+    seen: bool | None
 
 
 class SearchableDocument(Protocol):
@@ -55,7 +56,7 @@ def find_hits(document: SearchableDocument, message: int, query: str, seen: list
     # One hit past the cap, to know there are more.
     hits = _document_hits(document, message, pattern, cancelled, MAX_HITS + 1)
     capped = len(hits) > MAX_HITS
-    return [Hit(h.start, h.end, bool(is_seen(seen, h.byte_start, h.byte_end))) for h in hits[:MAX_HITS]], capped
+    return [Hit(h.start, h.end, is_seen(seen, h.byte_start, h.byte_end)) for h in hits[:MAX_HITS]], capped
 
 
 #: Code points of a document read per step of the decoded search (plus the regex overlap).
