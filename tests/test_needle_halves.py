@@ -367,3 +367,110 @@ def test_lines_of_lengths_near_the_halves_give_no_false_verdict_and_no_false_ski
         if first != -1 and first < len(skipped) + keep:
             wrong.append(("skip", needle, folded))
     assert not wrong, wrong[:3]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_message_ruled_out_by_its_halves_never_hides_a_hit(nat, tmp_path: Path, monkeypatch, seed: int) -> None:
+    """The halves per transcript message (``_native.halves``, the whole-message search's
+    rule-out): the hits of transcripts of many messages, the needle planted in some (split by
+    a join at every place, at a message's first and last byte), folded and not, are the hits
+    of the same search that decodes every message; and messages without it are ruled out."""
+    from spillscope.formats.transcript.writer import render_transcript
+    from spillscope.inspect.search import prefilter, transcript
+    from spillscope.util.text import js_utf8
+
+    rng = random.Random(seed)
+    calls = {"out": 0}
+    rule = prefilter.message_rule
+
+    def counted(pattern):  # type: ignore[no-untyped-def]
+        inner = rule(pattern)
+        if inner is None:
+            return None
+
+        def may_hold(raw, start, end):  # type: ignore[no-untyped-def]
+            got = inner(raw, start, end)
+            calls["out"] += not got
+            return got
+
+        return may_hold
+
+    for i in range(40):
+        needle = a_needle(rng)
+        folded = i % 3 == 2
+        texts = []
+        for j in range(rng.randrange(1, 8)):
+            where = rng.random()
+            text = planted(rng, needle, rng.choice([0, 10, 63, 64, 65, 200, 2000]), present=False)
+            if i % 4:
+                # '\\' before '/' reads as a '\/' escape to the rule, which never rules such lines out
+                text = text.replace("/", "-")
+            if where < 0.3:
+                text = needle + text
+            elif where < 0.5:
+                text = text + needle
+            elif where < 0.7:
+                at = rng.randrange(len(text) + 1)
+                text = text[:at] + needle + text[at:]
+            texts.append(text)
+        conv = [{"role": "user" if j % 2 == 0 else "assistant", "text": t} for j, t in enumerate(texts)]
+        data = js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                          "conversation": conv}, 3))
+        if i % 2:
+            # Hand-made lines of 1-90 code points: joins too close (2) are decoded, never ruled out.
+            data = data[:data.index(b"### Message 1: ")] + b"\n".join(
+                f"### Message {j + 1}: {role}\n\n".encode() + fragment_lines(text, rng, False)
+                for j, (role, text) in enumerate((c["role"], c["text"]) for c in conv if c["text"]))
+        path = tmp_path / f"{i:012x}-session-reference-1.txt"
+        path.write_bytes(data)
+        pattern = P.Pattern(needle.upper() if folded else needle, ignore_case=folded)
+
+        def hits() -> list[tuple[int | None, int, int]]:
+            return [(e.message, e.hit.start, e.hit.end) if hasattr(e, "hit") else (e.code, e.detail)  # type: ignore[misc]
+                    for e in transcript.search_transcript(str(path), pattern)]
+
+        monkeypatch.setattr(transcript, "message_rule", counted)
+        ruled = hits()
+        monkeypatch.setattr(transcript, "message_rule", lambda pattern: None)
+        assert ruled == hits(), (needle, folded, texts)
+    assert calls["out"] > 3  # the rule engages (most texts without the needle hold a near miss: a half)
+
+
+def test_the_halves_of_one_message_say_2_where_its_lines_are_too_short(nat) -> None:
+    needle = escaped("a needle of twenty")
+    lines = b'"abc"\n"de"\n"f"\n'
+    assert nat.halves(lines, 0, len(lines), needle, False) == 2
+    assert nat.halves(b'"' + needle + b'"\n', 0, len(needle) + 3, needle, False) == 1
+    long = b'"' + b"x" * 64 + b'"\n"' + b"y" * 64 + b'"\n'
+    assert nat.halves(long, 0, len(long), needle, False) == 0
+    assert nat.halves(long, 0, len(long), b"short", False) == -1  # below HALVES_MIN: not applied
+
+
+def test_a_needle_over_three_lines_is_never_ruled_out_per_message(nat, tmp_path: Path) -> None:
+    """Where a line inside the needle is shorter than the needle less one, neither half need
+    lie whole in a line: the message's joins are then too close (2), and it is decoded. The
+    needle over three lines, its middle line of one or two code points at every place."""
+    from spillscope.formats.transcript.writer import render_transcript
+    from spillscope.inspect.search import transcript
+    from spillscope.util.text import js_utf8
+
+    rng = random.Random(11)
+    head = js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                      "conversation": [{"role": "user", "text": "x"}]}, 3))
+    head = head[:head.index(b"### Message 1: ")]
+    filler = "".join(rng.choice("abkqwxz ") for _ in range(64))
+    cases = 0
+    for n in range(6):
+        needle = a_needle(rng)
+        for cut in range(1, len(needle) - 1):
+            for middle in (1, 2):
+                lines = [filler, filler + needle[:cut], needle[cut:cut + middle], needle[cut + middle:] + filler, filler]
+                body = b"".join(b'"' + escaped(line) + b'"\n' for line in lines if line)
+                path = tmp_path / f"{cases:012x}-session-reference-1.txt"
+                path.write_bytes(head + b"### Message 1: user\n\n" + body + b"\n### Message 2: assistant\n\n"
+                                 + b'"' + escaped(filler) + b'"\n')
+                cases += 1
+                hits = [(e.message, e.hit.start) for e in transcript.search_transcript(str(path), P.Pattern(needle))
+                        if hasattr(e, "hit")]
+                assert hits == [(1, 64 + 64)], (needle, cut, middle)
+    assert cases > 100

@@ -1820,6 +1820,36 @@ done:
     return res;
 }
 
+/* halves(buf, start, end, needle, folded) -> int: pf_halves over buf[start:end], one
+ * transcript message's fragment lines (from its first line's opening quote to its last
+ * line's newline), for the escaped ``needle`` (lowered where ``folded``): 0 when its joined
+ * text cannot hold it (the search need not decode the message), 1 when it may, 2 when two
+ * joins are too close to tell, -1 where the halves do not apply (no AVX2, a needle outside
+ * HALVES_MIN-HALVES_MAX bytes). The prefilter's rule, per message instead of per file. */
+static PyObject *native_halves(PyObject *self, PyObject *args) {
+    Py_buffer view, pin;
+    int folded;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nny*p", &view, &start, &end, &pin, &folded)) return NULL;
+    clamp_range(view.len, &start, &end);
+    int v = -1;
+#ifdef HAVE_SIMD_STATS
+    if (use_simd() && pin.len >= HALVES_MIN && pin.len <= HALVES_MAX) {
+        sk_half halves[2];
+        Py_ssize_t h = (pin.len + 1) / 2;
+        sk_half_init(&halves[0], (const unsigned char *)pin.buf, h, 0);
+        sk_half_init(&halves[1], (const unsigned char *)pin.buf + pin.len - h, h, pin.len - h);
+        const unsigned char *p = (const unsigned char *)view.buf + start;
+        Py_BEGIN_ALLOW_THREADS
+        v = pf_halves(p, end - start, pin.len, folded, &halves[0], &halves[1]);
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&pin);
+    return PyLong_FromLong(v);
+}
+
 /* ---------------------------------------------------------------------------------
  * skip_lines(fd, pos, end, needle, folded, keep) -> (new_pos, code_points, utf8_bytes)
  *
@@ -2152,6 +2182,7 @@ static PyMethodDef methods[] = {
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"count", native_count, METH_VARARGS, "count(buf, byte, start=0, end=-1) -> int"},
+    {"halves", native_halves, METH_VARARGS, "halves(buf, start, end, needle, folded) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,
      "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size) -> bytes "
      "(0 no, 1 may, 2 unopenable)"},

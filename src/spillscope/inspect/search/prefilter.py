@@ -35,7 +35,7 @@ necessary condition on bytes, not a search.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...util import native
 from ...util.text import js_json_string
@@ -125,6 +125,39 @@ def transcript_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
     return _find(joined, needle.lower() if ignore_case else needle, ignore_case)
 
 
+def escaped_needle(pattern: Pattern) -> tuple[bytes, bool] | None:
+    """(the bytes every match holds in a transcript's raw lines, found ignoring ASCII case?):
+    the text every match holds, escaped as the writer spells it (lowered where folded); None
+    where there is no such text (a regex without a literal) or it escapes as ``\\u``."""
+    wanted = _searched_for(pattern)
+    if wanted is None:
+        return None
+    text, folded = wanted
+    escaped = js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
+    if b"\\u" in escaped:
+        return None
+    return (escaped.lower() if folded else escaped), folded
+
+
+def message_rule(pattern: Pattern) -> Callable[[memoryview, int, int], bool] | None:
+    """The halves rule per transcript message: whether the fragment lines ``raw[start:end]``
+    of one message may hold a match (False: its joined text cannot, so the whole-message
+    search need not decode it); None where the rule does not apply (no accelerator, a
+    needle outside :data:`HALVES_MIN`-:data:`HALVES_MAX` escaped bytes). A file that may
+    match is often one message in many that does: the others cost a read, not a decode."""
+    nat = native.NATIVE
+    got = escaped_needle(pattern)
+    if nat is None or got is None or not HALVES_MIN <= len(got[0]) <= HALVES_MAX:
+        return None
+    needle, folded = got
+    halves = nat.halves
+
+    def may_hold(raw: memoryview, start: int, end: int) -> bool:
+        return halves(raw, start, end, needle, folded) != 0  # -1 (not applied) and 2 (cannot tell): decoded
+
+    return may_hold
+
+
 def may_match(path: str, transcript: bool, pattern: Pattern) -> bool:
     """Whether the artifact at ``path`` may hold a match (an unreadable one: yes, and the search
     says why). Opens and closes it: callable from a worker thread."""
@@ -175,10 +208,11 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
             plain = text.encode("utf-8")
         except UnicodeEncodeError:
             never = True  # a lone surrogate: written as U+FFFD, never in a tool output's text
-    escaped = js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
-    transcript_kind = _ALWAYS if b"\\u" in escaped else _TRANSCRIPT
+    got = escaped_needle(pattern)
+    transcript_kind = _ALWAYS if got is None else _TRANSCRIPT
+    escaped = b"" if got is None else got[0]
     if ignore_case:
-        plain, escaped = plain.lower(), escaped.lower()
+        plain = plain.lower()
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
     # A big transcript is searched window by window, skipping in one pass the lines in which
     # a fixed string cannot start (native.skip_lines, about 3 GB/s a core): checking it here

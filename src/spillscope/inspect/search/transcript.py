@@ -23,7 +23,7 @@ from .exact import _exact_transcript
 from .message import SKIP_ABOVE, _MessageSearch, _Window, skips_lines
 from .pattern import Matcher, Pattern
 from . import whole
-from .prefilter import transcript_may_match
+from .prefilter import message_rule, transcript_may_match
 from .records import ArtifactEvent, MessageHit, _Located
 from ...storage import Storage
 from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
@@ -274,9 +274,11 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
     """The hits of each message from raw ``pos`` on: the whole file read once and each
     message searched whole where ``spans`` says how (see .whole), else window by window."""
     raw = None
+    may_hold = None
     if spans is not None and buffers is not None:
         assert isinstance(handle, int)
         raw = buffers.read(handle, size)  # None: changed while read, so window by window
+        may_hold = message_rule(pattern)
     k = 0
     found = 0
     while True:
@@ -295,6 +297,13 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
             # refuses them and the window search says what they are.
             blank = _native_find(raw, _NEXT_HEADER, start - 1)
             end = size if blank < 0 else blank + 1
+            if end > start and may_hold is not None and not may_hold(raw, start, end):
+                # The needle's escaped halves are nowhere in its lines: nothing to decode (the
+                # file's prefilter, per message; like it, a rule on bytes, not a validation).
+                if end >= size:
+                    return
+                pos = end + 1
+                continue
             text = buffers.message_text(raw, start, end) if end > start else None
         if text is not None and spans is not None:
             for h in whole.hits(text, spans, left, cancelled, context):
