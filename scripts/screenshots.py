@@ -75,10 +75,14 @@ AGENT_SHOTS = [("agent-claude-80x24", "claude", "claude/projects", "toolu_01TSSk
                ("agent-qwen-80x24", "qwen", "qwen/home", "call_5a4b3c2d1e0f9a8b7c6d5e4f.txt"),
                # Enter: the file whole in the reader, searched
                ("agent-claude-reader-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt",
-                "Python-Code-Map")]
+                "Python-Code-Map"),
+               # s: the whole tree searched
+               ("agent-claude-search-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt",
+                None, "collect_wsd_files")]
 
 
-async def agent_shoot(name: str, agent: str, tree: str, file_name: str, search: str | None = None) -> Path:
+async def agent_shoot(name: str, agent: str, tree: str, file_name: str, search: str | None = None,
+                      tree_search: str | None = None) -> Path:
     from textual.widgets import DataTable
 
     from spillscope.dialects import get
@@ -97,6 +101,10 @@ async def agent_shoot(name: str, agent: str, tree: str, file_name: str, search: 
             await pilot.press("slash", *search)
             await app.workers.wait_for_complete()
             await pilot.press("enter")  # the first hit, current
+            await pilot.pause()
+        if tree_search is not None:
+            await pilot.press("s", *tree_search, "enter")
+            await app.workers.wait_for_complete()
             await pilot.pause()
         svg = OUT / f"{name}.svg"
         app.save_screenshot(str(svg.name), path=str(OUT))

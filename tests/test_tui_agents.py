@@ -129,3 +129,46 @@ async def test_enter_reads_a_spill_file_whole_exact_inert_and_searchable(tmp_pat
         await _settled(app, pilot)
         assert not isinstance(app.screen, ReaderScreen)
         assert any("cannot open" in n.message for n in app._notifications)
+
+
+async def test_s_searches_the_whole_tree_and_enter_opens_the_reader_at_the_hit(tmp_path: Path) -> None:
+    """`s`: grep's engine over every spill file and transcript of the tree, grouped by file;
+    Enter on a spill file's hit opens the reader there, the match marked (not known seen or
+    omitted); on a transcript's hit, at its line as stored, the escaped match marked."""
+    from spillscope.dialects.search import TextHit
+    from spillscope.frontends.tui.agent_search import AgentSearchScreen, AgentSearchTree
+    from spillscope.frontends.tui.reader import ReaderScreen
+    from spillscope.util.text import js_json_string
+
+    tree = tmp_path / "projects"
+    shutil.copytree(FIXTURES / "claude" / "projects", tree)
+    app = AgentApp(get("claude"), str(tree))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settled(app, pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AgentSearchScreen)
+        await pilot.press(*"collect_wsd_files", "enter")
+        await _settled(app, pilot)
+        status = str(screen.query_one("#search-status", Static).render())
+        assert status.endswith("· done") and screen.hits > 1, status
+        await pilot.press("s", "r")  # the main view's keys: nothing over the search
+        assert app.screen is screen and len(app.screen_stack) == 2
+        search_tree = screen.query_one(AgentSearchTree)
+        kinds = {n.data.hit.kind for f in search_tree.root.children for n in f.children}  # type: ignore[union-attr]
+        assert kinds == {"spill", "transcript"}
+        for kind in ("spill", "transcript"):
+            node = next(n for f in search_tree.root.children for n in f.children
+                        if isinstance(n.data.hit, TextHit) and n.data.hit.kind == kind)  # type: ignore[union-attr]
+            hit = node.data.hit  # type: ignore[union-attr]
+            search_tree.select_node(node)
+            await _settled(app, pilot)
+            reader = app.screen
+            assert isinstance(reader, ReaderScreen), kind
+            (marked,) = reader.hits
+            shown = reader.document.read(1)[marked.start:marked.end]
+            assert marked.seen is None
+            assert shown == (hit.match if kind == "spill" else js_json_string(hit.match)[1:-1])
+            await pilot.press("escape")
+            await pilot.pause()

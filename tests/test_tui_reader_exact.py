@@ -119,7 +119,7 @@ class ReaderApp(App[None]):
     """The reader alone, with the app's stylesheet: 161 resizes of the whole browse
     beneath it would cost minutes, and only the reader's screen is measured."""
 
-    CSS_PATH = [Path(app_module.__file__).with_name(name) for name in ("spillscope.tcss", "reader.tcss")]
+    CSS_PATH = [Path(app_module.__file__).with_name(name) for name in ("spillscope.tcss", "screens.tcss")]
 
 
 def check_wrapped(app, view: TextView, exact: str) -> None:

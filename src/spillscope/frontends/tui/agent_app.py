@@ -1,6 +1,6 @@
 """The TUI on another agent's tree (Claude Code, qwen-code, Gemini CLI, OpenCode): each spill
 file with its verdict, and its notice beside the file's own start; Enter reads the whole file
-in dsh's reader (exact text, search, go-to, wrap, copy, export).
+in dsh's reader (exact text, search, go-to, wrap, copy, export); ``s`` searches the whole tree.
 
 A separate, small app because the dsh TUI (app.py) is built on dsh's scan, logs and transcript
 reader; this one shows a :class:`spillscope.dialects.base.Report`, which every dialect returns.
@@ -35,10 +35,11 @@ _STATUS_STYLE = {"verified": "green", "linked": "cyan", "mismatch": "bold red", 
 class AgentApp(App[None]):
     """Spill files of one agent's tree: a table of verdicts over the notice and the file."""
 
-    CSS_PATH = ["agents.tcss", "reader.tcss"]
+    CSS_PATH = ["agents.tcss", "screens.tcss"]
     # Enter on a row reads it too (the table's own Enter selects the row): "r" is the key the
     # footer can show, the table's Enter binding being hidden.
-    BINDINGS = [("q", "quit", "Quit"), Binding("r", "read", "Read", key_display="r/⏎")]
+    BINDINGS = [("q", "quit", "Quit"), Binding("r", "read", "Read", key_display="r/⏎"),
+                Binding("s", "search", "Search")]
 
     def __init__(self, dialect: Dialect, tree: str, export_dir: str | None = None) -> None:
         super().__init__()
@@ -112,6 +113,19 @@ class AgentApp(App[None]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self._rows):
             self.show_file(event.cursor_row)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read and search are the main view's: not active (nor in the footer) over the
+        reader or the search, where they would act on the table hidden beneath."""
+        if action in ("read", "search") and len(self.screen_stack) > 1:
+            return False
+        return True
+
+    def action_search(self) -> None:
+        """Every spill file and transcript of the tree searched (``spillscope grep``'s engine)."""
+        from .agent_search import AgentSearchScreen
+
+        self.push_screen(AgentSearchScreen(self.dialect, self.root_path, self.export_dir))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_read()

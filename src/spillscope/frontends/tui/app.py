@@ -49,7 +49,7 @@ WELCOME = "Select a session, reference or artifact.\n\nEnter opens a transcript;
 
 
 class SpillscopeApp(ScanScheduling, LiveWatch, StatusLine, ReaderOpening, App[None]):
-    CSS_PATH = ["spillscope.tcss", "reader.tcss"]  # reader.tcss: the reader and its prompts, shared
+    CSS_PATH = ["spillscope.tcss", "screens.tcss"]  # screens.tcss: the reader, its prompts, the search: shared
     TITLE = "spillscope"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
