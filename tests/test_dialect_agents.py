@@ -8,6 +8,7 @@ digest covers it) is one mismatch, a foreign file in a spill dir is one orphan.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -230,3 +231,28 @@ def test_the_lines_holding_a_token_are_numbered_alike_with_and_without_the_accel
             monkeypatch.setattr(native, "NATIVE", nat)
             with open(path, "rb") as f:
                 assert list(engine.lines_holding(f, wanted)) == expect
+
+
+@pytest.mark.parametrize("agent,tree,spill_dir", [("qwen", "qwen/home", "tmp/*/tool-results"),
+                                                 ("gemini", "gemini/tmp", "*/tool-outputs/*")])
+def test_a_symlinked_spill_dir_is_reported_and_never_listed(tmp_path: Path, agent: str, tree: str,
+                                                            spill_dir: str) -> None:
+    """O_NOFOLLOW guards a path's last component only: a spill dir that is a symlink would
+    put files from outside the tree in the listing, the reader and a served tab."""
+    import glob
+    import shutil
+
+    from spillscope.dialects import get
+    from spillscope.dialects.records import Options
+
+    root = tmp_path / agent
+    shutil.copytree(Path(__file__).parent / "fixtures" / tree, root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not the tree's")
+    (victim,) = [d for d in sorted(glob.glob(str(root / spill_dir))) if os.path.isdir(d)][:1]
+    shutil.rmtree(victim)
+    os.symlink(outside, victim)
+    report = get(agent).inspect(str(root), Options(now=0.0))
+    assert not any(f.path.startswith(victim + os.sep) for f in report.files)
+    assert [f.code for f in report.findings if f.path == victim] == ["symlink"]

@@ -177,6 +177,13 @@ def lstat_dir(layout: Layout, path: str, session: str | None, note: str) -> None
     from ..storage.local import file_type
 
     try:
+        if os.path.islink(path):
+            # A symlinked spill dir is not listed: its files are outside the tree (O_NOFOLLOW
+            # guards only a path's last component), so nothing under it is read or served.
+            layout.blocked.add(path)
+            layout.findings.append(finding("symlink", path=path, session=session,
+                                           detail="the spill dir is a symlink (reported, never followed)"))
+            return
         with os.scandir(path) as it:
             entries = sorted(it, key=lambda e: e.name)
     except FileNotFoundError:
