@@ -474,3 +474,30 @@ def test_a_needle_over_three_lines_is_never_ruled_out_per_message(nat, tmp_path:
                         if hasattr(e, "hit")]
                 assert hits == [(1, 64 + 64)], (needle, cut, middle)
     assert cases > 100
+
+
+@pytest.mark.parametrize("framing", [b'"\r\n"', b'" \n"', b'"\t\n"', b'"\n "'])
+def test_a_message_framed_otherwise_is_decoded_and_an_irregular_tail_still_reported(nat, tmp_path: Path,
+                                                                                     framing: bytes) -> None:
+    """The parser's JSON takes whitespace about a line's newline; the halves rule knows only
+    the writer's '"\\n"' joins: such a message (its needle over three lines, no half whole in
+    one) is decoded, not ruled out; and a tail after the last message is still a finding."""
+    from spillscope.formats.transcript.writer import render_transcript
+    from spillscope.inspect.search import transcript
+    from spillscope.util.text import js_utf8
+
+    needle = "the quick brown fox jumps"
+    data = js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                      "conversation": [{"role": "user", "text": "x"},
+                                                       {"role": "assistant", "text": "a " + needle}]}, 3))
+    head, tail = data[:data.index(b"### Message 1: ")], data[data.index(b"### Message 2: "):]
+    lines = [("z" * 40) + needle[:12], needle[12:13], needle[13:] + "zz"]
+    body = b'"' + framing.join(escaped(x) for x in lines) + b'"\n'
+    path = tmp_path / "000000000001-session-reference-1.txt"
+    path.write_bytes(head + b"### Message 1: user\n\n" + body + b"\n" + tail)
+    got = [(e.message, e.hit.start) for e in transcript.search_transcript(str(path), P.Pattern(needle))
+           if hasattr(e, "hit")]
+    assert got == [(1, 40), (2, 2)]
+    path.write_bytes(data.replace(b"x", needle.encode()) + b"garbage after the last message\n")
+    codes = [e.code for e in transcript.search_transcript(str(path), P.Pattern(needle)) if not hasattr(e, "hit")]
+    assert codes == ["malformed-artifact"]

@@ -1825,7 +1825,24 @@ done:
  * line's newline), for the escaped ``needle`` (lowered where ``folded``): 0 when its joined
  * text cannot hold it (the search need not decode the message), 1 when it may, 2 when two
  * joins are too close to tell, -1 where the halves do not apply (no AVX2, a needle outside
- * HALVES_MIN-HALVES_MAX bytes). The prefilter's rule, per message instead of per file. */
+ * HALVES_MIN-HALVES_MAX bytes). The prefilter's rule, per message instead of per file, and
+ * only over lines framed as the writer frames them (pf_lines_regular; else 1). */
+/* Whether p[0:n] is fragment lines as the writer frames them: '"' first, '"\n' last, and
+ * every newline between a closing and an opening quote. Anything else (whitespace about a
+ * newline, which the parser's JSON accepts; a blank line; text after the last message) is
+ * left to the search, which decodes it or says what is wrong with it. */
+static int pf_lines_regular(const unsigned char *p, Py_ssize_t n) {
+    if (n < 3 || p[0] != '"' || p[n - 1] != '\n' || p[n - 2] != '"') return 0;
+    Py_ssize_t i = 0;
+    for (;;) {
+        const unsigned char *q = memchr(p + i, '\n', (size_t)(n - 1 - i));
+        if (q == NULL) return 1;
+        Py_ssize_t j = q - p;
+        if (p[j - 1] != '"' || p[j + 1] != '"') return 0;
+        i = j + 1;
+    }
+}
+
 static PyObject *native_halves(PyObject *self, PyObject *args) {
     Py_buffer view, pin;
     int folded;
@@ -1841,7 +1858,7 @@ static PyObject *native_halves(PyObject *self, PyObject *args) {
         sk_half_init(&halves[1], (const unsigned char *)pin.buf + pin.len - h, h, pin.len - h);
         const unsigned char *p = (const unsigned char *)view.buf + start;
         Py_BEGIN_ALLOW_THREADS
-        v = pf_halves(p, end - start, pin.len, folded, &halves[0], &halves[1]);
+        v = pf_lines_regular(p, end - start) ? pf_halves(p, end - start, pin.len, folded, &halves[0], &halves[1]) : 1;
         Py_END_ALLOW_THREADS
     }
 #endif
