@@ -1425,6 +1425,41 @@ static inline int sk_half_at(const unsigned char *q, const sk_half *x, int folde
 }
 
 
+/* The joins of one 64-byte block at i measured against the last one before (a block holds
+ * one join or none where the lines are 64 code points: that case without a loop); 1 when two
+ * are closer than ``apart``. */
+static inline __attribute__((always_inline)) int pf_block_joins(uint64_t joins, Py_ssize_t i, Py_ssize_t apart,
+                                                                Py_ssize_t *last_join) {
+    int close = 0;
+    if (joins & (joins - 1)) { /* two joins in a block: each pair measured */
+        for (uint64_t r = joins; r; r &= r - 1) {
+            Py_ssize_t j = i + __builtin_ctzll(r);
+            close |= j - *last_join < apart;
+            *last_join = j;
+        }
+    } else {
+        Py_ssize_t j = i + __builtin_ctzll(joins | (1ULL << 63));
+        close = (joins != 0) & (j - *last_join < apart);
+        *last_join = joins ? j : *last_join;
+    }
+    return close;
+}
+
+/* pf_halves' last bytes from i, one at a time, and its verdict. */
+static int pf_halves_tail(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, int folded, const sk_half *A,
+                          const sk_half *B, Py_ssize_t apart, Py_ssize_t last_join, int close_joins) {
+    for (; i < n; i++) {
+        if (in[i] == '\\' && i + 1 < n && (in[i + 1] == 'u' || in[i + 1] == '/')) return 1;
+        if (i + A->h <= n && sk_half_at(in + i, A, folded)) return 1;
+        if (i + B->h <= n && sk_half_at(in + i, B, folded)) return 1;
+        if (in[i] == '\n' && i >= 1 && i + 1 < n && in[i - 1] == '"' && in[i + 1] == '"') {
+            close_joins |= i - last_join < apart;
+            last_join = i;
+        }
+    }
+    return close_joins ? 2 : 0;
+}
+
 /* The prefilter of a transcript by the needle's halves (see sk_half): 0 when neither half of
  * the escaped needle starts anywhere in in[0:n], no \u or \/ escape is there, and every line
  * between two joins holds m - 1 bytes or more, so that the joined text (every '"\n"' removed
@@ -1456,28 +1491,9 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
             if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) return 1;
         for (; cb; cb &= cb - 1)
             if (sk_half_at(p + __builtin_ctzll(cb), B, folded)) return 1;
-        if (joins & (joins - 1)) { /* two joins in a block: each pair measured */
-            for (uint64_t r = joins; r; r &= r - 1) {
-                Py_ssize_t j = i + __builtin_ctzll(r);
-                close_joins |= j - last_join < apart;
-                last_join = j;
-            }
-        } else {
-            Py_ssize_t j = i + __builtin_ctzll(joins | (1ULL << 63));
-            close_joins |= (joins != 0) & (j - last_join < apart);
-            last_join = joins ? j : last_join;
-        }
+        close_joins |= pf_block_joins(joins, i, apart, &last_join);
     }
-    for (; i < n; i++) {
-        if (in[i] == '\\' && i + 1 < n && (in[i + 1] == 'u' || in[i + 1] == '/')) return 1;
-        if (i + A->h <= n && sk_half_at(in + i, A, folded)) return 1;
-        if (i + B->h <= n && sk_half_at(in + i, B, folded)) return 1;
-        if (in[i] == '\n' && i >= 1 && i + 1 < n && in[i - 1] == '"' && in[i + 1] == '"') {
-            close_joins |= i - last_join < apart;
-            last_join = i;
-        }
-    }
-    return close_joins ? 2 : 0;
+    return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins);
 }
 
 /* Bit k set where the half may start at p + k (k < 64), as sk_half_mask: AVX-512BW compares
@@ -1521,28 +1537,9 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
             for (; cb; cb &= cb - 1)
                 if (sk_half_at(p + __builtin_ctzll(cb), B, folded)) return 1;
         }
-        if (joins & (joins - 1)) {
-            for (uint64_t r = joins; r; r &= r - 1) {
-                Py_ssize_t j = i + __builtin_ctzll(r);
-                close_joins |= j - last_join < apart;
-                last_join = j;
-            }
-        } else {
-            Py_ssize_t j = i + __builtin_ctzll(joins | (1ULL << 63));
-            close_joins |= (joins != 0) & (j - last_join < apart);
-            last_join = joins ? j : last_join;
-        }
+        close_joins |= pf_block_joins(joins, i, apart, &last_join);
     }
-    for (; i < n; i++) {
-        if (in[i] == '\\' && i + 1 < n && (in[i + 1] == 'u' || in[i + 1] == '/')) return 1;
-        if (i + A->h <= n && sk_half_at(in + i, A, folded)) return 1;
-        if (i + B->h <= n && sk_half_at(in + i, B, folded)) return 1;
-        if (in[i] == '\n' && i >= 1 && i + 1 < n && in[i - 1] == '"' && in[i + 1] == '"') {
-            close_joins |= i - last_join < apart;
-            last_join = i;
-        }
-    }
-    return close_joins ? 2 : 0;
+    return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins);
 }
 
 AVX512_TARGET static int pf_halves512(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, int folded,
