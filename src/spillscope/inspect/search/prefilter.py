@@ -24,6 +24,11 @@ not in it, so neither is the needle.
   the join above. Files over 4 MiB are mapped (the page cache read in place), so that an
   absent needle costs one read at several GB/s a core and no copy.
 
+Known gap (found in review, 2026-12-06, open): the file-level rules join only at '"\\n"'. The
+parser's JSON also takes whitespace about a line's newline ('"\\r\\n"', '" \\n"'), which the
+writer never writes; in a file framed so, a needle across such a join may be ruled out. The
+per-message rule (:func:`message_rule`) decodes any message not framed as the writer frames it.
+
 The scans are the native ``find``/``find_ci`` (``memmem`` and its case-folding twin, the GIL
 released) over the file in large reads; a yes costs one pass, and the search then reads what it
 needs. :func:`may_match_many` asks the same of many local files in one native call

@@ -26,7 +26,8 @@ from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    import concurrent.futures
+    from concurrent.futures import Future
 
     # The searchers and the seen ranges (the notice checker under them) load when there is
     # an artifact to search; the verify pass when there are logs to link: a search of a
@@ -329,7 +330,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
         if rest is not None and not cancelled():
             yield from rest
 
-    pool: ThreadPoolExecutor | None = None
+    pool: concurrent.futures.ThreadPoolExecutor | None = None
     pending: deque[tuple[_Target, Future[_Ahead] | None]] = deque()
     try:
         for t, may in checked:
