@@ -11,7 +11,6 @@ beside each file in the main view."""
 from __future__ import annotations
 
 import os
-import time
 
 from rich.text import Text
 from textual import on, work
@@ -31,7 +30,7 @@ from ...inspect.search.pattern import Pattern, PatternError
 from ...util.text import js_json_string
 from .footer import FittingFooter
 from .labels import ContextLabel, Extra, FitLabel, FittingTree
-from .search import MAX_SHOWN, parse_query
+from .search import MAX_SHOWN, finding_label, parse_query, stream_results
 
 
 class AgentHitNode:
@@ -95,26 +94,8 @@ class AgentSearchScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="tree-search")
     def run_search(self, pattern: Pattern) -> None:
         worker = get_current_worker()
-        batch: list[TextHit | Finding] = []
-        last = time.monotonic()
-        shown = 0
-        try:
-            for ev in search_tree(self.dialect, self.tree_path, pattern.compile()):
-                if worker.is_cancelled:
-                    return
-                batch.append(ev)
-                shown += isinstance(ev, TextHit)
-                if time.monotonic() - last > 0.1 or shown >= MAX_SHOWN:
-                    last = time.monotonic()
-                    self.app.call_from_thread(self.add_results, batch)
-                    batch = []
-                if shown >= MAX_SHOWN:
-                    break
-        except Exception as exc:  # a tree gone meanwhile: said, never a crash
-            self.app.call_from_thread(self.set_status, f"search failed: {exc}")
-            return
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self.add_results, batch, True, shown >= MAX_SHOWN)
+        stream_results(self, lambda: search_tree(self.dialect, self.tree_path, pattern.compile()), TextHit,
+                       lambda: worker.is_cancelled)
 
     def add_results(self, batch: list[TextHit | Finding], done: bool = False, capped: bool = False) -> None:
         if not self.is_attached:
@@ -123,8 +104,7 @@ class AgentSearchScreen(Screen[None]):
         for ev in batch:
             if isinstance(ev, Finding):
                 self.bad += 1
-                tree.root.add_leaf(FitLabel(icon=("⚠ ", "bold yellow"), name=f"{ev.code}: {ev.where} {ev.detail}",
-                                            name_style="bold yellow"), AgentHitNode())
+                tree.root.add_leaf(finding_label(ev), AgentHitNode())
                 continue
             self.hits += 1
             node = self._files.get(ev.path)

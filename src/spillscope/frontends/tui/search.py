@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from rich.text import Text
 from textual import on, work
@@ -23,6 +24,9 @@ from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.root import SearchHit, search_root
 from .footer import FittingFooter
 from .labels import ContextLabel, Extra, FitLabel, FittingTree
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 #: The screen stops listing (and searching) after this many hits.
 MAX_SHOWN = 10000
@@ -45,6 +49,49 @@ def parse_query(text: str) -> Pattern | None:
     if text.startswith("re:"):
         return Pattern(text[3:], regex=True, ignore_case=ignore)
     return Pattern(text, ignore_case=ignore)
+
+
+class ResultsScreen(Protocol):
+    """What :func:`stream_results` needs of a search screen."""
+
+    @property
+    def app(self) -> App[None]: ...
+    def set_status(self, text: str) -> None: ...
+    def add_results(self, batch: list[Any], done: bool = False, capped: bool = False) -> None: ...
+
+
+def stream_results(screen: ResultsScreen, events: Callable[[], Iterable[Any]], hit_type: type,
+                   cancelled: Callable[[], bool]) -> None:
+    """A search's events handed to ``screen.add_results`` on the app's thread, in batches
+    every 0.1 s, until :data:`MAX_SHOWN` hits (of ``hit_type``); a search that fails says so
+    in the status line, never crashes; one cancelled (a newer search) hands nothing more.
+    Run from a search screen's worker thread (dsh's root, another agent's tree)."""
+    app = screen.app
+    batch: list[Any] = []
+    last = time.monotonic()
+    shown = 0
+    try:
+        for ev in events():
+            if cancelled():
+                return
+            batch.append(ev)
+            shown += isinstance(ev, hit_type)
+            if time.monotonic() - last > 0.1 or shown >= MAX_SHOWN:
+                last = time.monotonic()
+                app.call_from_thread(screen.add_results, batch)
+                batch = []
+            if shown >= MAX_SHOWN:
+                break
+    except Exception as exc:  # a root or tree gone meanwhile: said, never a crash
+        app.call_from_thread(screen.set_status, f"search failed: {exc}")
+        return
+    if not cancelled():
+        app.call_from_thread(screen.add_results, batch, True, shown >= MAX_SHOWN)
+
+
+def finding_label(f: Finding) -> FitLabel:
+    """A file or artifact the search could not read: its own row, in the list of hits."""
+    return FitLabel(icon=("⚠ ", "bold yellow"), name=f"{f.code}: {f.where} {f.detail}", name_style="bold yellow")
 
 
 class SearchTree(FittingTree[HitNode]):
@@ -110,27 +157,11 @@ class SearchScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="root-search")
     def run_search(self, pattern: Pattern) -> None:
         worker = get_current_worker()
-        batch: list[SearchHit | Finding] = []
-        last = time.monotonic()
-        shown = 0
-        try:
-            # findings_first: the search stops at MAX_SHOWN hits, and every artifact that could
-            # not be searched is still listed and counted.
-            for ev in search_root(self.root, pattern, logs=self.logs, rebase=self.rebase,
-                                  cancelled=lambda: worker.is_cancelled, findings_first=True):
-                batch.append(ev)
-                shown += isinstance(ev, SearchHit)
-                if time.monotonic() - last > 0.1 or shown >= MAX_SHOWN:
-                    last = time.monotonic()
-                    self.app.call_from_thread(self.add_results, batch)
-                    batch = []
-                if shown >= MAX_SHOWN:
-                    break
-        except Exception as exc:  # a vanished root: say so, never crash
-            self.app.call_from_thread(self.set_status, f"search failed: {exc}")
-            return
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self.add_results, batch, True, shown >= MAX_SHOWN)
+        # findings_first: the search stops at MAX_SHOWN hits, and every artifact that could
+        # not be searched is still listed and counted.
+        stream_results(self, lambda: search_root(self.root, pattern, logs=self.logs, rebase=self.rebase,
+                                                 cancelled=lambda: worker.is_cancelled, findings_first=True),
+                       SearchHit, lambda: worker.is_cancelled)
 
     def add_results(self, batch: list[SearchHit | Finding], done: bool = False, capped: bool = False) -> None:
         if not self.is_attached:
@@ -139,8 +170,7 @@ class SearchScreen(Screen[None]):
         for ev in batch:
             if isinstance(ev, Finding):
                 self.bad += 1
-                tree.root.add_leaf(FitLabel(icon=("⚠ ", "bold yellow"), name=f"{ev.code}: {ev.where} {ev.detail}",
-                                            name_style="bold yellow"), HitNode())
+                tree.root.add_leaf(finding_label(ev), HitNode())
                 continue
             self.hits += 1
             key = ev.session_dir

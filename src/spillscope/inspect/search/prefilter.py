@@ -112,22 +112,19 @@ def tool_output_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
 
 
 def transcript_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
-    wanted = _searched_for(pattern)
-    if wanted is None or size == 0 or size > MAX_SIZE:
+    got = escaped_needle(pattern)
+    if got is None or size == 0 or size > MAX_SIZE:
         return True
-    text, ignore_case = wanted
+    needle, ignore_case = got
     data = read_range(handle, size, 0)
     if len(data) != size or not data.endswith(b"\n"):
         return True  # changed under us, or cut off mid-write: the search says what it finds
     if _find(data, b"\\u", False) or _find(data, b"\\/", False):
         return True  # an escape the writer may not have spelled as the needle's (or a split pair)
-    needle = js_json_string(text)[1:-1].encode("utf-8", "surrogatepass")
-    if b"\\u" in needle:
-        return True
     # Every fragment line's closing quote, newline and the next line's opening quote go: what
     # is left of a message is its escaped text, whatever its lines' lengths.
     joined = data.replace(b'"\n"', b"")
-    return _find(joined, needle.lower() if ignore_case else needle, ignore_case)
+    return _find(joined, needle, ignore_case)
 
 
 def escaped_needle(pattern: Pattern) -> tuple[bytes, bool] | None:

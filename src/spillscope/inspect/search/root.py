@@ -382,21 +382,26 @@ DENSE = 0.5
 
 
 class _Checking:
-    """One batch's native check on a thread of its own, its verdicts taken in turn. Not
-    ``concurrent.futures``: importing it (and logging with it) is 4 ms of ``grep``'s start-up,
-    a tenth of it. At most two batches are in flight; one left behind by a reader that stopped
+    """One batch's native check on a thread of its own, its verdicts taken in turn, after the
+    batch before it (``after``): one native call at a time, each on every core, as a
+    one-worker pool ran them. Not ``concurrent.futures``: importing it (and logging with it) is
+    4 ms of ``grep``'s start-up, a tenth of it. A batch left behind by a reader that stopped
     early runs to its end (a native call cannot be interrupted) and nothing waits for it."""
 
-    def __init__(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target]) -> None:
+    def __init__(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target],
+                 after: _Checking | None = None) -> None:
         import threading
 
         self._verdicts: list[bool] | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(check, batch), name="spillscope-prefilter",
+        self._thread = threading.Thread(target=self._run, args=(check, batch, after), name="spillscope-prefilter",
                                         daemon=True)
         self._thread.start()
 
-    def _run(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target]) -> None:
+    def _run(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target],
+             after: _Checking | None) -> None:
+        if after is not None:
+            after._thread.join()
         try:
             self._verdicts = check(batch)
         except BaseException as exc:  # handed to the reader, as a Future would
@@ -456,7 +461,7 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> I
         while pending:
             later = next(todo, None)  # gathered while the one before is checked
             if later is not None:
-                pending.append((later, _Checking(check, later)))
+                pending.append((later, _Checking(check, later, after=pending[-1][1])))
             batch, fut = pending.popleft()
             yield from zip(batch, fut.result())
         return
