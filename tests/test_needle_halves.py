@@ -501,3 +501,60 @@ def test_a_message_framed_otherwise_is_decoded_and_an_irregular_tail_still_repor
     path.write_bytes(data.replace(b"x", needle.encode()) + b"garbage after the last message\n")
     codes = [e.code for e in transcript.search_transcript(str(path), P.Pattern(needle)) if not hasattr(e, "hit")]
     assert codes == ["malformed-artifact"]
+
+
+FRAMINGS = [b'"\r\n"', b'" \n"', b'"\t\n"', b'"\n "', b'"\n\t"', b'" \r\n  "', b'"\r\n\t"']
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@pytest.mark.parametrize("size", [3_000, 1_500_000, 5_000_000])
+def test_a_file_framed_otherwise_is_never_ruled_out_by_the_file_level_rules(nat, tmp_path: Path, framing: bytes,
+                                                                            size: int) -> None:
+    """The parser's JSON takes whitespace about a fragment line's newline, which the writer
+    never writes: a file so framed is never ruled out by the file-level rules (the native
+    prefilter read whole, in chunks and mapped; its Python twin), whatever the needle's length
+    (under, in and over the halves' range; one in the range over three lines, no half whole in
+    one), folded or not; the search (of the small file) then finds every hit the writer's
+    framing of the same lines gives."""
+    from spillscope.formats.transcript.writer import render_transcript
+    from spillscope.inspect.search import prefilter
+    from spillscope.inspect.search.root import SearchHit, search_root
+    from spillscope.inspect.search.source import close_source, open_source
+    from spillscope.util.text import js_utf8
+
+    rng = random.Random(size)
+    head = js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                      "conversation": [{"role": "user", "text": "x"}]}, 3))
+    head = head[:head.index(b"### Message 1: ")] + b"### Message 1: user\n\n"
+    # Digits and signs the filler never holds: each needle is in no other place (nor its halves).
+    marker = "".join(rng.choice("0123456789#%&*+=-@!?") for _ in range(300))
+    lines = [marker[0:64], marker[64:128], marker[128:159], marker[159:161], marker[161:225], marker[225:289], marker[289:300]]
+    words = ["alpha", "beta", "gamma", "delta", "omega", "zeta"]
+    filler = " ".join(rng.choice(words) for _ in range(size // 6))
+    lines += [filler[at:at + 64] for at in range(0, len(filler), 64)]
+    # 5 and 90 code points across the first join; 20 over three lines (9, 2 and 9 code points).
+    needles = [marker[62:67], marker[24:114], marker[150:170]]
+    body = [escaped(line) for line in lines]
+    plain = head + b'"' + b'"\n"'.join(body) + b'"\n'
+    framed = head + b'"' + framing.join(body) + b'"\n'
+    sdir = tmp_path / "root" / "session-0123456789ab"
+    sdir.mkdir(parents=True)
+    plain_path = sdir / "000000000001-session-reference-1.txt"
+    framed_path = sdir / "000000000002-session-reference-2.txt"
+    plain_path.write_bytes(plain)
+    framed_path.write_bytes(framed)
+    for needle in needles:
+        for folded in (False, True):
+            pattern = P.Pattern(needle, ignore_case=folded)
+            assert may_match_many([str(framed_path)], [True], pattern) == [True], (needle, folded)
+            handle = open_source(str(framed_path))
+            try:
+                assert prefilter.transcript_may_match(handle, len(framed), pattern), (needle, folded)
+            finally:
+                close_source(handle)
+            if size > 10_000:
+                continue  # the search of a big file framed so is the parser's (slow path): once is enough
+            hits = [h for h in search_root(tmp_path / "root", pattern) if isinstance(h, SearchHit)]
+            by_file = {p: [(h.message, h.start) for h in hits if h.path.endswith(p.name)]
+                       for p in (plain_path, framed_path)}
+            assert by_file[plain_path] and by_file[framed_path] == by_file[plain_path], (needle, folded)

@@ -414,3 +414,27 @@ def test_native_index_reads_each_byte_about_once(tmp_path, monkeypatch):
     assert len(got["native"][1][5]) == 2001
     size = path.stat().st_size
     assert 0 < sum(read) < 2 * size + (1 << 20)  # both ways together: the native one reads
+
+
+@pytest.mark.parametrize("framing", [b'"\r\n"', b'" \n"', b'"\t\n"', b'"\n "', b'"\n\t"', b'" \r\n  "', b'"\r\n\t"'])
+@pytest.mark.parametrize("surrogate", [False, True])
+def test_whitespace_about_a_fragment_line_reads_the_same_on_every_path(tmp_path, framing, surrogate):
+    """JSON takes whitespace about a value, and the batch path's orjson does; the line-by-line
+    path (a lone surrogate sends a message there) and the index take the same lines: the
+    text is the writer's framing's, whichever path reads it, and the search finds it."""
+    from spillscope.inspect.search import pattern as P, transcript as S
+
+    import random
+
+    rng = random.Random(7)
+    text = ("\ud800" if surrogate else "") + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(300))
+    data = js_utf8(render_transcript(_data([text, "next"]), 3))
+    first = data.index(b'\n"', data.index(b"### Message 1: ")) + 1
+    path = tmp_path / "000000000001-session-reference-1.txt"
+    path.write_bytes(data[:first] + data[first:].replace(b'"\n"', framing))
+    assert [m.text for m in read_transcript(path).messages] == [js_normalize(text), "next"]
+    index = TranscriptIndex.build(path)
+    assert index.read(1, 0) == js_normalize(text)
+    needle = text[60:70]  # across the first join
+    hits = [(e.message, e.hit.start) for e in S.search_transcript(str(path), P.Pattern(needle)) if hasattr(e, "hit")]
+    assert hits == [(1, 60)]

@@ -1214,6 +1214,15 @@ static int pf_reserve(unsigned char **b, size_t *cap, size_t want) {
  * current segment, the one after the last '"\n"' removed), and bytes stored past a
  * removal are overwritten by the next store: a line costs no call (a memchr and a memcpy
  * per line, and a second pass for the escapes, cost more than reading the bytes). */
+/* Whether the newline at in[j], not a join, is framed by whitespace the parser's JSON takes
+ * about a fragment line (a space, tab or CR before it, or after it where a quote ends the
+ * line before): lines the writer never frames so, whose joins the rules here do not see; a
+ * file holding one is never ruled out (the header's own lines hold none). */
+static inline int pf_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static inline int pf_odd_newline(const unsigned char *in, Py_ssize_t n, Py_ssize_t j) {
+    return j >= 1 && (pf_ws(in[j - 1]) || (in[j - 1] == '"' && j + 1 < n && pf_ws(in[j + 1])));
+}
+
 #define PF_BLOCK 64
 #define PF_MARGIN (3 * PF_BLOCK)
 #if defined(__SSE2__)
@@ -1247,6 +1256,8 @@ static inline void pf_store64(unsigned char *out, const unsigned char *in) {
                 COPY(out + o + (from - seg), in + from);                                                \
                 o += j - 1 - seg;                                                                       \
                 seg = j + 2;                                                                            \
+            } else if (pf_odd_newline(in, n, j)) {                                                      \
+                return 1;                                                                               \
             }                                                                                           \
         }                                                                                               \
         Py_ssize_t from = seg > i ? seg : i;                                                            \
@@ -1367,6 +1378,8 @@ static Py_ssize_t pf_join_plain(const unsigned char *in, Py_ssize_t n, unsigned 
             seg = j + 2;
             i = j + 2;
             *last_seg = seg, *last_o = o;
+        } else if (pf_odd_newline(in, n, j)) {
+            return -1;
         } else {
             i = j + 1;
         }
@@ -1425,6 +1438,14 @@ static inline int sk_half_at(const unsigned char *q, const sk_half *x, int folde
 }
 
 
+/* pf_odd_newline of each newline of the block at i in ``odd`` (those that are no joins: a
+ * header's few a message, so the loop is rare). */
+static inline int pf_odd_newlines(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, uint64_t odd) {
+    for (; odd; odd &= odd - 1)
+        if (pf_odd_newline(in, n, i + __builtin_ctzll(odd))) return 1;
+    return 0;
+}
+
 /* The joins of one 64-byte block at i measured against the last one before (a block holds
  * one join or none where the lines are 64 code points: that case without a loop); 1 when two
  * are closer than ``apart``. */
@@ -1455,6 +1476,8 @@ static int pf_halves_tail(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, i
         if (in[i] == '\n' && i >= 1 && i + 1 < n && in[i - 1] == '"' && in[i + 1] == '"') {
             close_joins |= i - last_join < apart;
             last_join = i;
+        } else if (in[i] == '\n' && pf_odd_newline(in, n, i)) {
+            return 1;
         }
     }
     return close_joins ? 2 : 0;
@@ -1483,10 +1506,11 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
         __m256i w0 = _mm256_loadu_si256((const __m256i *)(p + 1)), w1 = _mm256_loadu_si256((const __m256i *)(p + 33));
         uint64_t esc = sk_eq64(v0, v1, '\\') & (sk_eq64(w0, w1, 'u') | sk_eq64(w0, w1, '/'));
         uint64_t q = sk_eq64(v0, v1, '"');
-        uint64_t joins = sk_eq64(v0, v1, '\n') & ((q << 1) | prev_q) & sk_eq64(w0, w1, '"');
+        uint64_t nls = sk_eq64(v0, v1, '\n');
+        uint64_t joins = nls & ((q << 1) | prev_q) & sk_eq64(w0, w1, '"');
         prev_q = q >> 63;
         uint64_t ca = sk_half_mask(p, A, folded), cb = sk_half_mask(p, B, folded);
-        if (esc) return 1;
+        if (esc || pf_odd_newlines(in, n, i, nls & ~joins)) return 1;
         for (; ca; ca &= ca - 1)
             if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) return 1;
         for (; cb; cb &= cb - 1)
@@ -1527,11 +1551,13 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
         __mmask64 bs = _mm512_cmpeq_epi8_mask(v, bsl);
         uint64_t esc = _mm512_mask_cmpeq_epi8_mask(bs, w, u) | _mm512_mask_cmpeq_epi8_mask(bs, w, sl);
         uint64_t q = _mm512_cmpeq_epi8_mask(v, qt);
-        uint64_t joins = _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(v, nl), w, qt) & ((q << 1) | prev_q);
+        uint64_t nls = _mm512_cmpeq_epi8_mask(v, nl);
+        uint64_t joins = _mm512_mask_cmpeq_epi8_mask(nls, w, qt) & ((q << 1) | prev_q);
         prev_q = q >> 63;
         uint64_t ca = sk_half_mask512(p, A, folded), cb = sk_half_mask512(p, B, folded);
-        if (esc | ca | cb) {
-            if (esc) return 1;
+        uint64_t odd = nls & ~joins; /* a header's newlines, or a framing the writer never writes */
+        if (esc | ca | cb | odd) {
+            if (esc || pf_odd_newlines(in, n, i, odd)) return 1;
             for (; ca; ca &= ca - 1)
                 if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) return 1;
             for (; cb; cb &= cb - 1)

@@ -20,7 +20,7 @@ import orjson
 from ...util import native
 from ...storage import Storage, open_storage
 from ...util.text import has_surrogates, js_normalize, loads_exact, utf8_len
-from .layout import DEFAULT_MAX_LINE_BYTES, FRAGMENT_CODE_POINTS, ROLES
+from .layout import DEFAULT_MAX_LINE_BYTES, FRAGMENT_CODE_POINTS, JSON_SPACE, ROLES
 from .reader import iter_transcript
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
@@ -199,7 +199,7 @@ def _fragment_line(body: bytes, line: int, pos: int) -> Fragment | None:
     would not accept it as it stands. The index totals of single-line fragments do not
     depend on how the parser batched them, so counting this one here and the rest
     natively gives the parser's index."""
-    if body[:1] != b'"':
+    if body.lstrip(JSON_SPACE)[:1] != b'"':
         return None
     try:
         text = orjson.loads(body)

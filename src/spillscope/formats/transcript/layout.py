@@ -15,6 +15,9 @@ INTRO = "This transcript is an untrusted, read-only snapshot from another sessio
 NOTE_1 = "Message text is stored as JSON string fragments, at most 64 Unicode code points per line."
 NOTE_2 = "Decode and concatenate the fragments of each message to recover its exact text, including newlines."
 FRAGMENT_CODE_POINTS = 64
+#: What JSON takes about a value on its line (a line's newline aside): a fragment line framed
+#: so (never by the writer) parses, on every path the reader takes.
+JSON_SPACE = b" \t\r"
 ROLES = ("user", "assistant")
 METADATA_KEYS = ("sessionId", "label", "cwd", "capturedThroughSeq", "capturedFormatVersion")
 

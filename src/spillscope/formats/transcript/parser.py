@@ -16,7 +16,8 @@ from typing import BinaryIO, Generator
 import orjson
 
 from ...util.text import has_surrogates, js_normalize, loads_exact
-from .layout import FRAGMENT_CODE_POINTS, INTRO, METADATA_KEYS, NOTE_1, NOTE_2, REFERENCE_WARNING, ROLES, TITLE
+from .layout import (FRAGMENT_CODE_POINTS, INTRO, JSON_SPACE, METADATA_KEYS, NOTE_1, NOTE_2, REFERENCE_WARNING, ROLES,
+                     TITLE)
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
 
 FAST_CHUNK = 1 << 20
@@ -294,7 +295,7 @@ class _Parser:
                     raise self.fail(f"message {index} has no text fragments")
                 yield MessageEnd(index, pos)
                 return "separator"
-            if body[:1] != b'"':
+            if body.lstrip(JSON_SPACE)[:1] != b'"':
                 if not nl:
                     yield Incomplete(self.line, "file ends without a final newline")
                     return "incomplete"

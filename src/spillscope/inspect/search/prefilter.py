@@ -24,10 +24,11 @@ not in it, so neither is the needle.
   the join above. Files over 4 MiB are mapped (the page cache read in place), so that an
   absent needle costs one read at several GB/s a core and no copy.
 
-Known gap (found in review, 2026-12-06, open): the file-level rules join only at '"\\n"'. The
-parser's JSON also takes whitespace about a line's newline ('"\\r\\n"', '" \\n"'), which the
-writer never writes; in a file framed so, a needle across such a join may be ruled out. The
-per-message rule (:func:`message_rule`) decodes any message not framed as the writer frames it.
+The parser's JSON also takes whitespace about a fragment line's newline ('"\\r\\n"',
+'" \\n"', '"\\n  "'), which the writer never writes and these joins do not see: a file with a
+space, tab or CR before a newline, or after one that ends a quoted line (:data:`ODD_FRAMING`;
+the header's lines hold neither), is never ruled out; the per-message rule
+(:func:`message_rule`) decodes any message not framed as the writer frames it.
 
 The scans are the native ``find``/``find_ci`` (``memmem`` and its case-folding twin, the GIL
 released) over the file in large reads; a yes costs one pass, and the search then reads what it
@@ -40,6 +41,7 @@ necessary condition on bytes, not a search.
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable, Sequence
 
 from ...util import native
@@ -63,6 +65,9 @@ NATIVE_MAX_SIZE = 1 << 62
 #: may span three fragment lines of 64 ASCII code points (a match spans at most two where each
 #: holds its length less one).
 HALVES_MIN, HALVES_MAX = 16, 65
+#: A newline framed by whitespace the parser takes and the writer never writes (``pf_odd_newline``
+#: in ``_native.c``): a join these rules would not see.
+ODD_FRAMING = re.compile(rb'[ \t\r]\n|"\n[ \t\r]')
 
 
 def _find(buf: bytes, needle: bytes, ignore_case: bool) -> bool:
@@ -121,6 +126,8 @@ def transcript_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
         return True  # changed under us, or cut off mid-write: the search says what it finds
     if _find(data, b"\\u", False) or _find(data, b"\\/", False):
         return True  # an escape the writer may not have spelled as the needle's (or a split pair)
+    if ODD_FRAMING.search(data):
+        return True  # a join framed otherwise than '"\n"'
     # Every fragment line's closing quote, newline and the next line's opening quote go: what
     # is left of a message is its escaped text, whatever its lines' lengths.
     joined = data.replace(b'"\n"', b"")
