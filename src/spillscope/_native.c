@@ -1947,6 +1947,170 @@ AVX_TARGET static inline uint64_t sk_escape_class(__m256i v) {
  * ``*searched``: the joined bytes searched (a needle wholly in them is found). ``fused``:
  * the halves A and B are looked for in the raw bytes (nothing is joined); else ``needle``
  * in the joined text, stored in ``out``. */
+/* What sk_read's scalar steps carry from block to block (plain C, no target: inlined into
+ * both the AVX2 and the AVX-512BW loop, which differ only in how a block's masks are made). */
+typedef struct {
+    const unsigned char *in, *needle;
+    Py_ssize_t base, m;
+    int folded;
+    unsigned char *out;
+    sk_point *ring;
+    Py_ssize_t *nring;
+    long long cp0, ub0;
+    const sk_half *A, *B;
+    uint64_t prev_escaped, prev_nl; /* in[-1] is a newline */
+    long long ncont, nesc, nnl;     /* over in[0:i] */
+    Py_ssize_t seg, o, done_search;
+} sk_state;
+
+/* A block's masks (bit k: in[i + k]), made by one loop or the other: its newlines, quotes,
+ * backslashes, continuation bytes, the bytes one of " \ b f n r t (sk_escape_class), where
+ * each half may start (fused only); ``wrong``: a raw control other than a newline, or
+ * invalid UTF-8 (with the block before). */
+typedef struct {
+    uint64_t nl, q, bs, cont, esc_class, ca, cb;
+    int wrong;
+} sk_masks;
+
+/* One block at i of sk_read (see it): 0 to go on, 1 at a candidate (``*found_at`` and
+ * ``*searched`` set), -1 at an irregular block, -2 at a line too short for the fused search.
+ * Branch-free but for the newlines' stores: which blocks have an escape, a newline or a byte
+ * >= 0x80 is no pattern a branch predictor learns (about one each a line). */
+static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize_t i, const sk_masks *k,
+                                                          Py_ssize_t *found_at, Py_ssize_t *searched,
+                                                          const int fused) {
+    const unsigned char *in = st->in, *p = in + i;
+    const uint64_t nl = k->nl;
+    /* simdjson's find_escaped: the bytes a backslash escapes (a run of odd length) */
+    const uint64_t even = 0x5555555555555555ULL;
+    uint64_t b = k->bs & ~st->prev_escaped;
+    uint64_t follows = (b << 1) | st->prev_escaped;
+    unsigned long long seq_even;
+    uint64_t next_escaped = __builtin_uaddll_overflow(b & ~even & ~follows, b, &seq_even);
+    uint64_t escaped = (even ^ (seq_even << 1)) & follows;
+    /* the quotes not escaped are exactly those next to a newline: every newline joins
+     * two lines (a blank line, a quote or newline out of place: irregular); an escape
+     * stands for one of " \ b f n r t (a nibble lookup: rows 2, 5, 6, 7 of ASCII) */
+    uint64_t around = (nl << 1) | (nl >> 1) | st->prev_nl | ((uint64_t)(p[64] == '\n') << 63);
+    uint64_t bad = ((k->q & ~escaped) ^ around) | (escaped & ~k->esc_class);
+    if (bad | (uint64_t)k->wrong) return -1;
+    Py_ssize_t seg = st->seg, o = st->o;
+    if (fused) {
+        /* every line this block closes is long enough, else the join takes over here */
+        Py_ssize_t s = seg;
+        int short_line = 0;
+        for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
+            Py_ssize_t j = i + __builtin_ctzll(m_nl);
+            short_line |= j - 1 - s < st->m - 1;
+            s = j + 2;
+        }
+        if (short_line) return -2;
+        /* A half starting in this block: the needle starts no sooner than the block's
+         * first joined byte less the half's distance from the needle's start. */
+        uint64_t ca = k->ca, cb = k->cb;
+        /* (the needle may start before the read: ``at`` below 0, still a candidate) */
+        Py_ssize_t first = o + (i > seg ? i - seg : 0), at = 0;
+        int candidate = 0;
+        for (; cb && !candidate; cb &= cb - 1)
+            if (sk_half_at(p + __builtin_ctzll(cb), st->B, st->folded)) candidate = 1, at = first - st->B->back;
+        for (; ca && !candidate; ca &= ca - 1)
+            if (sk_half_at(p + __builtin_ctzll(ca), st->A, st->folded)) candidate = 1, at = first;
+        if (candidate) {
+            *found_at = at > 0 ? at : 0;
+            *searched = first;
+            return 1;
+        }
+    }
+    st->prev_escaped = next_escaped;
+    st->prev_nl = nl >> 63;
+    /* the joined text (pf_join_plain's stores, 64 bytes at a time); fused: only where it goes */
+    unsigned char *out = st->out;
+    for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
+        Py_ssize_t j = i + __builtin_ctzll(m_nl);
+        if (!fused) {
+            Py_ssize_t from = seg > i ? seg : i;
+            memcpy(out + o + (from - seg), in + from, 64);
+        }
+        o += j - 1 - seg;
+        seg = j + 2;
+    }
+    if (!fused) {
+        Py_ssize_t from = seg > i ? seg : i;
+        memcpy(out + o + (from - seg), in + from, 64);
+    }
+    {
+        /* the block's last line start, counted (a code point is a byte that is not a
+         * continuation byte, an escape two bytes, a line three framing bytes); kept
+         * where the block has a newline */
+        int last = 63 - __builtin_clzll(nl | 1);
+        uint64_t pm = last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1;
+        long long r = i + last + 1, e = st->nesc + __builtin_popcountll(escaped & pm),
+                  l = st->nnl + __builtin_popcountll(nl & pm), c = st->ncont + __builtin_popcountll(k->cont & pm);
+        sk_point pt = {st->base + r, st->cp0 + r - c - e - 3 * l, st->ub0 + r - e - 3 * l, o};
+        st->ring[*st->nring % SK_RING] = pt;
+        *st->nring += nl != 0;
+    }
+    st->ncont += __builtin_popcountll(k->cont);
+    st->nesc += __builtin_popcountll(escaped);
+    st->nnl += __builtin_popcountll(nl);
+    st->seg = seg, st->o = o;
+    if (fused) return 0;
+    /* The joined text so far ends before a closing quote: where the block's last byte
+     * is one (a newline comes next), it is not text. Counted as text, it made the
+     * searched end one byte late, and a needle ending on the next line's first byte
+     * could be skipped past. */
+    Py_ssize_t taken = i + 64 - (p[64] == '\n');
+    Py_ssize_t have = o + (taken > seg ? taken - seg : 0);
+    if (have - st->done_search >= SK_SEARCH_EVERY) {
+        Py_ssize_t m = st->m, from = st->done_search > m - 1 ? st->done_search - (m - 1) : 0;
+        Py_ssize_t at = find_at(out, have, st->needle, m, from, st->folded);
+        if (at >= 0) {
+            *found_at = at;
+            *searched = have;
+            return 1;
+        }
+        st->done_search = have;
+    }
+    return 0;
+}
+
+/* sk_read's end, the blocks taken up to i: what is joined of them (an irregular one is
+ * not), searched where the halves did not look; its verdict (see sk_read). */
+static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssize_t i, int bad_block,
+                                                           Py_ssize_t *found_at, Py_ssize_t *searched,
+                                                           const int fused) {
+    Py_ssize_t taken = i - (st->in[i] == '\n'); /* in[i] is readable: i < avail */
+    Py_ssize_t have = st->o + (taken > st->seg ? taken - st->seg : 0);
+    *searched = have;
+    if (fused) return bad_block; /* every half starting before i was looked at */
+    Py_ssize_t m = st->m, from_s = st->done_search > m - 1 ? st->done_search - (m - 1) : 0;
+    if (have > from_s) {
+        Py_ssize_t at = find_at(st->out, have, st->needle, m, from_s, st->folded);
+        if (at >= 0) {
+            *found_at = at;
+            return 1;
+        }
+    }
+    return bad_block;
+}
+
+#define SK_STATE                                                                                          \
+    sk_state st = {in, needle, base, m, folded, out, ring, nring, cp0, ub0, A, B, 0, 1, 0, 0, 0, 1, 0, 0}; \
+    int bad_block = 0;                                                                                    \
+    Py_ssize_t i = 0;                                                                                     \
+    /* Bytes read past a block's start: the fused halves' loads up to 64 + h - 1 + 31 (63 with          \
+     * AVX-512), the join's 64-byte store from a line starting at its end up to 65 + 63 (a mapping     \
+     * ends where the file or the span does: nothing past ``avail`` is readable) */                    \
+    const Py_ssize_t reach = 64 + 64;                                                                     \
+    *found_at = -1;
+
+/* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
+ * offset ``base``, ``avail`` bytes from in. Appends line starts to the ring as they are
+ * passed; returns 1 when a candidate or something irregular ends the scan (the ring then
+ * says where), 2 when a line too short for the fused search does, 0 when the read ran out.
+ * ``*searched``: the joined bytes searched (a needle wholly in them is found). ``fused``:
+ * the halves A and B are looked for in the raw bytes (nothing is joined); else ``needle``
+ * in the joined text, stored in ``out``. Each block's masks from two 32-byte halves. */
 AVX_TARGET static inline __attribute__((always_inline)) int
 sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const unsigned char *needle, Py_ssize_t m,
              int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring, long long cp0, long long ub0,
@@ -1958,158 +2122,106 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
                                                     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF,
                                                     (char)0xDF, (char)0xBF);
     __m256i prev = _mm256_setzero_si256();
-    uint64_t prev_escaped = 0, prev_nl = 1; /* in[-1] is a newline */
-    long long ncont = 0, nesc = 0, nnl = 0; /* over in[0:i] */
-    Py_ssize_t seg = 1, o = 0, done_search = 0, i = 0;
-    int bad_block = 0;
-    /* Bytes read past a block's start: the fused halves' loads up to 64 + h - 1 + 31, the
-     * join's 64-byte store from a line starting at its end up to 65 + 63 (a mapping ends
-     * where the file or the span does: nothing past ``avail`` is readable) */
-    const Py_ssize_t reach = 64 + 64;
-    *found_at = -1;
+    SK_STATE
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
-        /* Branch-free but for the newlines' stores: which blocks have an escape, a newline or
-         * a byte >= 0x80 is no pattern a branch predictor learns (about one each a line). */
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-        uint64_t nl = sk_eq64(v0, v1, '\n'), q = sk_eq64(v0, v1, '"'), bs = sk_eq64(v0, v1, '\\');
+        sk_masks k;
+        k.nl = sk_eq64(v0, v1, '\n'), k.q = sk_eq64(v0, v1, '"'), k.bs = sk_eq64(v0, v1, '\\');
         /* a raw control character other than a line's newline (unsigned v <= 0x1F) */
         __m256i c0 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v0, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v0, c1f), v0));
         __m256i c1 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v1, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v1, c1f), v1));
         __m256i wrong = _mm256_or_si256(c0, c1);
-        /* simdjson's find_escaped: the bytes a backslash escapes (a run of odd length) */
-        const uint64_t even = 0x5555555555555555ULL;
-        uint64_t b = bs & ~prev_escaped;
-        uint64_t follows = (b << 1) | prev_escaped;
-        unsigned long long seq_even;
-        uint64_t next_escaped = __builtin_uaddll_overflow(b & ~even & ~follows, b, &seq_even);
-        uint64_t escaped = (even ^ (seq_even << 1)) & follows;
-        /* the quotes not escaped are exactly those next to a newline: every newline joins
-         * two lines (a blank line, a quote or newline out of place: irregular); an escape
-         * stands for one of " \ b f n r t (a nibble lookup: rows 2, 5, 6, 7 of ASCII) */
-        uint64_t around = (nl << 1) | (nl >> 1) | prev_nl | ((uint64_t)(p[64] == '\n') << 63);
-        uint64_t bad = ((q & ~escaped) ^ around) | (escaped & ~(sk_escape_class(v0) | (sk_escape_class(v1) << 32)));
         /* UTF-8 (a block of ASCII only ends what the last began: its error is then that,
          * simdjson's is_incomplete, where the lookup costs a third of the block's work) */
         if (_mm256_movemask_epi8(_mm256_or_si256(v0, v1)) == 0)
             wrong = _mm256_or_si256(wrong, _mm256_subs_epu8(prev, incomplete_max));
         else
             wrong = _mm256_or_si256(wrong, _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0)));
-        uint64_t cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
-                        ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
-        if (bad | !_mm256_testz_si256(wrong, wrong)) {
-            bad_block = 1;
+        k.wrong = !_mm256_testz_si256(wrong, wrong);
+        k.cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
+                 ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
+        k.esc_class = sk_escape_class(v0) | (sk_escape_class(v1) << 32);
+        k.ca = fused ? sk_half_mask(p, A, folded) : 0;
+        k.cb = fused ? sk_half_mask(p, B, folded) : 0;
+        int r = sk_block(&st, i, &k, found_at, searched, fused);
+        if (r == 1) return 1;
+        if (r < 0) {
+            bad_block = -r;
             break;
         }
-        if (fused) {
-            /* every line this block closes is long enough, else the join takes over here */
-            Py_ssize_t s = seg;
-            int short_line = 0;
-            for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
-                Py_ssize_t j = i + __builtin_ctzll(m_nl);
-                short_line |= j - 1 - s < m - 1;
-                s = j + 2;
-            }
-            if (short_line) {
-                bad_block = 2;
-                break;
-            }
-            /* A half starting in this block: the needle starts no sooner than the block's
-             * first joined byte less the half's distance from the needle's start. */
-            uint64_t ca = sk_half_mask(p, A, folded), cb = sk_half_mask(p, B, folded);
-            /* (the needle may start before the read: ``at`` below 0, still a candidate) */
-            Py_ssize_t first = o + (i > seg ? i - seg : 0), at = 0;
-            int candidate = 0;
-            for (; cb && !candidate; cb &= cb - 1)
-                if (sk_half_at(p + __builtin_ctzll(cb), B, folded)) candidate = 1, at = first - B->back;
-            for (; ca && !candidate; ca &= ca - 1)
-                if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) candidate = 1, at = first;
-            if (candidate) {
-                *found_at = at > 0 ? at : 0;
-                *searched = first;
-                return 1;
-            }
+        prev = v1;
+    }
+    return sk_finish(&st, i, bad_block, found_at, searched, fused);
+}
+
+/* sk_read_impl with AVX-512BW: a block's masks from one 64-byte vector, compared straight into
+ * mask registers (the UTF-8 lookup of a block with a byte >= 0x80 stays the AVX2 one). */
+AVX512_TARGET static inline __attribute__((always_inline)) int
+sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const unsigned char *needle,
+                Py_ssize_t m, int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring, long long cp0,
+                long long ub0, Py_ssize_t *found_at, Py_ssize_t *searched, const int fused, const sk_half *A,
+                const sk_half *B) {
+    const __m512i nl = _mm512_set1_epi8('\n'), qt = _mm512_set1_epi8('"'), bsl = _mm512_set1_epi8('\\');
+    const __m512i c1f = _mm512_set1_epi8(0x1F), nib = _mm512_set1_epi8(0x0F);
+    const __m512i cont_mask = _mm512_set1_epi8((char)0xC0), cont_val = _mm512_set1_epi8((char)0x80);
+    const __m512i esc_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0));
+    const __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i incomplete_max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF,
+                                                    (char)0xDF, (char)0xBF);
+    __m256i prev = _mm256_setzero_si256();
+    SK_STATE
+    for (; i + reach <= avail; i += 64) {
+        const unsigned char *p = in + i;
+        __m512i v = _mm512_loadu_si512((const void *)p);
+        sk_masks k;
+        k.nl = _mm512_cmpeq_epi8_mask(v, nl), k.q = _mm512_cmpeq_epi8_mask(v, qt), k.bs = _mm512_cmpeq_epi8_mask(v, bsl);
+        /* a raw control character other than a line's newline */
+        uint64_t controls = _mm512_cmple_epu8_mask(v, c1f) & ~k.nl;
+        __m256i v0 = _mm512_castsi512_si256(v), v1 = _mm512_extracti64x4_epi64(v, 1);
+        __m256i wrong = _mm512_movepi8_mask(v) == 0 ? _mm256_subs_epu8(prev, incomplete_max)
+                                                    : _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0));
+        k.wrong = controls != 0 || !_mm256_testz_si256(wrong, wrong);
+        k.cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(v, cont_mask), cont_val);
+        __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(esc_lo, _mm512_and_si512(v, nib)),
+                                     _mm512_shuffle_epi8(esc_hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib)));
+        k.esc_class = _mm512_test_epi8_mask(c, c);
+        k.ca = fused ? sk_half_mask512(p, A, folded) : 0;
+        k.cb = fused ? sk_half_mask512(p, B, folded) : 0;
+        int r = sk_block(&st, i, &k, found_at, searched, fused);
+        if (r == 1) return 1;
+        if (r < 0) {
+            bad_block = -r;
+            break;
         }
         prev = v1;
-        prev_escaped = next_escaped;
-        prev_nl = nl >> 63;
-        /* the joined text (pf_join_plain's stores, 64 bytes at a time); fused: only where it goes */
-        for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
-            Py_ssize_t j = i + __builtin_ctzll(m_nl);
-            if (!fused) {
-                Py_ssize_t from = seg > i ? seg : i;
-                _mm256_storeu_si256((__m256i *)(out + o + (from - seg)), _mm256_loadu_si256((const __m256i *)(in + from)));
-                _mm256_storeu_si256((__m256i *)(out + o + (from - seg) + 32),
-                                    _mm256_loadu_si256((const __m256i *)(in + from + 32)));
-            }
-            o += j - 1 - seg;
-            seg = j + 2;
-        }
-        if (!fused) {
-            Py_ssize_t from = seg > i ? seg : i;
-            _mm256_storeu_si256((__m256i *)(out + o + (from - seg)), _mm256_loadu_si256((const __m256i *)(in + from)));
-            _mm256_storeu_si256((__m256i *)(out + o + (from - seg) + 32), _mm256_loadu_si256((const __m256i *)(in + from + 32)));
-        }
-        {
-            /* the block's last line start, counted (a code point is a byte that is not a
-             * continuation byte, an escape two bytes, a line three framing bytes); kept
-             * where the block has a newline */
-            int k = 63 - __builtin_clzll(nl | 1);
-            uint64_t pm = k == 63 ? ~0ULL : (1ULL << (k + 1)) - 1;
-            long long r = i + k + 1, e = nesc + __builtin_popcountll(escaped & pm),
-                      l = nnl + __builtin_popcountll(nl & pm), c = ncont + __builtin_popcountll(cont & pm);
-            sk_point pt = {base + r, cp0 + r - c - e - 3 * l, ub0 + r - e - 3 * l, o};
-            ring[*nring % SK_RING] = pt;
-            *nring += nl != 0;
-        }
-        ncont += __builtin_popcountll(cont);
-        nesc += __builtin_popcountll(escaped);
-        nnl += __builtin_popcountll(nl);
-        if (fused) continue;
-        /* The joined text so far ends before a closing quote: where the block's last byte
-         * is one (a newline comes next), it is not text. Counted as text, it made the
-         * searched end one byte late, and a needle ending on the next line's first byte
-         * could be skipped past. */
-        Py_ssize_t taken = i + 64 - (p[64] == '\n');
-        Py_ssize_t have = o + (taken > seg ? taken - seg : 0);
-        if (have - done_search >= SK_SEARCH_EVERY) {
-            Py_ssize_t at = find_at(out, have, needle, m, done_search > m - 1 ? done_search - (m - 1) : 0, folded);
-            if (at >= 0) {
-                *found_at = at;
-                *searched = have;
-                return 1;
-            }
-            done_search = have;
-        }
     }
-    /* what is joined of the blocks taken (an irregular one is not) */
-    Py_ssize_t taken = i - (in[i] == '\n'); /* in[i] is readable: i < avail */
-    Py_ssize_t have = o + (taken > seg ? taken - seg : 0);
-    *searched = have;
-    if (fused) return bad_block; /* every half starting before i was looked at */
-    Py_ssize_t from_s = done_search > m - 1 ? done_search - (m - 1) : 0;
-    if (have > from_s) {
-        Py_ssize_t at = find_at(out, have, needle, m, from_s, folded);
-        if (at >= 0) {
-            *found_at = at;
-            return 1;
-        }
-    }
-    return bad_block;
+    return sk_finish(&st, i, bad_block, found_at, searched, fused);
 }
 
-AVX_TARGET static int sk_read_joined(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base,
-                                     const unsigned char *needle, Py_ssize_t m, int folded, unsigned char *out,
-                                     sk_point *ring, Py_ssize_t *nring, long long cp0, long long ub0,
-                                     Py_ssize_t *found_at, Py_ssize_t *searched) {
-    return sk_read_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 0, NULL,
-                        NULL);
-}
-
-AVX_TARGET static int sk_read_fused(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, Py_ssize_t m,
-                                    int folded, sk_point *ring, Py_ssize_t *nring, long long cp0, long long ub0,
+/* sk_read: the join or the fused halves, in AVX2 or AVX-512BW as the CPU allows. */
+AVX512_TARGET static int sk_read512(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base,
+                                    const unsigned char *needle, Py_ssize_t m, int folded, unsigned char *out,
+                                    sk_point *ring, Py_ssize_t *nring, long long cp0, long long ub0,
                                     Py_ssize_t *found_at, Py_ssize_t *searched, const sk_half *A, const sk_half *B) {
-    return sk_read_impl(in, avail, base, NULL, m, folded, NULL, ring, nring, cp0, ub0, found_at, searched, 1, A, B);
+    if (A != NULL)
+        return sk_read512_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 1,
+                               A, B);
+    return sk_read512_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 0, A,
+                           B);
+}
+
+AVX_TARGET static int sk_read(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const unsigned char *needle,
+                              Py_ssize_t m, int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring,
+                              long long cp0, long long ub0, Py_ssize_t *found_at, Py_ssize_t *searched,
+                              const sk_half *A, const sk_half *B) {
+    if (use_avx512())
+        return sk_read512(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, A, B);
+    if (A != NULL)
+        return sk_read_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 1, A,
+                            B);
+    return sk_read_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 0, A, B);
 }
 #endif
 
@@ -2168,10 +2280,8 @@ static PyObject *native_skip_lines(PyObject *self, PyObject *args) {
                 if (map == NULL && pf_read(fd, buf, n, start - 1) < 0) break;
                 if (rd[0] != '\n' || rd[1] != '"') break;
                 Py_ssize_t nring = 0, found = -1, searched = 0;
-                int stop = fused ? sk_read_fused(rd + 1, n - 1, start, m, folded, ring, &nring, scp, sub, &found,
-                                                 &searched, &halves[0], &halves[1])
-                                 : sk_read_joined(rd + 1, n - 1, start, needle, m, folded, out, ring, &nring, scp,
-                                                  sub, &found, &searched);
+                int stop = sk_read(rd + 1, n - 1, start, needle, m, folded, out, ring, &nring, scp, sub, &found,
+                                   &searched, fused ? &halves[0] : NULL, fused ? &halves[1] : NULL);
                 /* The newest line start ``keep`` joined bytes before the first place a match may
                  * start: the candidate, or else the first place a needle was not wholly searched
                  * (it may run on past what this read took). Every line start passed precedes an
