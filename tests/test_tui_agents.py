@@ -257,7 +257,15 @@ async def test_the_session_column_and_the_height_at_200x60() -> None:
     async with app.run_test(size=(200, 60)) as pilot:
         await _settled(app, pilot)
         table = app.query_one("#files", DataTable)
-        assert table.region.height >= 30  # two thirds of what is left, not 9 rows
+        assert table.row_count == 6 and table.region.height == 9  # 9 rows at least, the detail the rest
+    app = AgentApp(get("claude"), str(FIXTURES / "claude" / "projects"), live=False)
+    async with app.run_test(size=(200, 24)) as pilot:
+        await _settled(app, pilot)
+        assert app.query_one("#files").region.height == 9
+        await pilot.resize_terminal(200, 60)
+        await pilot.pause()
+        assert app.query_one("#files").region.height == 21  # 20 files and the header
+        assert app.query_one("#detail").region.height == 60 - 2 - 21
         sessions = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
         assert all(s != "—" for s in sessions), sessions  # qwen's files: the session of the transcript naming it
     app = AgentApp(get("claude"), str(FIXTURES / "claude" / "projects"), live=False)

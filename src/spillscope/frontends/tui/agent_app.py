@@ -19,7 +19,7 @@ import time
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -46,6 +46,8 @@ STALE_AFTER = 10.0
 #: its middle, so that a clean Claude tree's table fits 80 columns beside its scrollbar; the file pane says it whole.
 SESSION_CELLS = 10
 COLUMNS = ("verdict", "size", "session", "file", "findings")
+#: The table's rows at least (a header and 8 files), and the detail's below it (agents.tcss).
+TABLE_MIN, DETAIL_MIN = 9, 13
 _STATUS_STYLE = {"verified": "green", "linked": "cyan", "mismatch": "bold red", "expired": "bold red",
                  "unreadable": "bold magenta", "unchecked": "yellow", "orphan": "yellow"}
 
@@ -154,6 +156,8 @@ class AgentApp(App[None]):
         def heartbeat() -> None:
             self._tree_gone = not os.path.isdir(self.root_path)  # a gone tree lists as empty, not live
             self._beat = time.monotonic()
+            if self.live_state != "live":  # said at once, not at the next tick of check_watch
+                self._to_app(self.check_watch)
 
         try:
             for batch in poll(self.dialect, self.root_path, stop=stop, interval=WATCH_INTERVAL, heartbeat=heartbeat):
@@ -284,8 +288,23 @@ class AgentApp(App[None]):
         # defers itself once more: so does this).
         table.call_after_refresh(table.scroll_to, x, max(0, y), animate=False, force=True)
         self.show_summary()
+        self.fit_table()
         if self._rows:
             self.show_file(table.cursor_row if 0 <= table.cursor_row < len(self._rows) else 0)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_table(event.size.height)  # the app's own size is the old one still, here
+
+    def fit_table(self, height: int | None = None) -> None:
+        """The table as tall as its rows, within what leaves the detail a third of the screen
+        (at least DETAIL_MIN rows); never under TABLE_MIN (9 at 80x24, the .tcss's default)."""
+        table = self.query_one("#files", DataTable)
+        room = (self.size.height if height is None else height) - 2  # the summary's line and the footer's
+        # The rows, the header, and a line for a sideways scrollbar when the columns are wider
+        # than the screen beside a scrollbar (from the columns: the table's own size lags).
+        sideways = sum(c.get_render_width(table) for c in table.columns.values()) > self.size.width - 2
+        wanted = len(self._rows) + 1 + sideways
+        table.styles.height = max(TABLE_MIN, min(wanted, room - max(DETAIL_MIN, room // 3)))
 
     def show_summary(self) -> None:
         report = self.report

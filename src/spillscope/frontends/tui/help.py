@@ -56,11 +56,12 @@ AGENT_BROWSE = [
     ("↑ ↓", "move; the notice follows"),
     ("Enter r", "read the file whole"),
     ("s", "search the whole tree"),
+    ("F5", "rescan, restart the watch"),
     ("F1 ?", "this help"),
     ("q", "quit"),
 ]
 AGENT_LEGEND = [
-    Text("● live: the tree is watched and re-verified on change; stale since: it is not"),
+    Text("● live: re-verified on change · stale since: changes not followed"),
     Text("␛ ␀ ⏎ ⟨U+202E⟩: controls, shown inert"),
     CLOSE,
 ]
