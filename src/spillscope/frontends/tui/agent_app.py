@@ -297,14 +297,15 @@ class AgentApp(App[None]):
 
     def fit_table(self, height: int | None = None) -> None:
         """The table as tall as its rows, within what leaves the detail a third of the screen
-        (at least DETAIL_MIN rows); never under TABLE_MIN (9 at 80x24, the .tcss's default)."""
+        (at least DETAIL_MIN rows), and TABLE_MIN rows (9 at 80x24, the .tcss's default) for a
+        table with more rows than that whatever the size; a few rows leave the rest to the detail."""
         table = self.query_one("#files", DataTable)
         room = (self.size.height if height is None else height) - 2  # the summary's line and the footer's
         # The rows, the header, and a line for a sideways scrollbar when the columns are wider
         # than the screen beside a scrollbar (from the columns: the table's own size lags).
         sideways = sum(c.get_render_width(table) for c in table.columns.values()) > self.size.width - 2
         wanted = len(self._rows) + 1 + sideways
-        table.styles.height = max(TABLE_MIN, min(wanted, room - max(DETAIL_MIN, room // 3)))
+        table.styles.height = min(wanted, max(TABLE_MIN, room - max(DETAIL_MIN, room // 3)))
 
     def show_summary(self) -> None:
         report = self.report
