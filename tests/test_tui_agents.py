@@ -338,3 +338,37 @@ async def test_a_watch_that_fails_is_stale_and_f5_restarts_it(tmp_path: Path, mo
         await pilot.press("f5")
         await _until(pilot, lambda: app.live_state == "live")
         assert "● live" in _text(app, "#summary") and "stale" not in _text(app, "#summary")
+
+
+async def test_a_watch_stuck_in_a_round_is_stale_and_a_gone_highlighted_file_leaves_the_cursor_in_place(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A listing that never comes back (a hung file system): no beat for STALE_AFTER seconds is
+    stale, though the watch's thread is alive. And a refresh without the highlighted file keeps
+    the cursor at its row number, not back at the top."""
+    from spillscope.frontends.tui import agent_app
+
+    def stuck(*args, stop, heartbeat, **kwargs):  # type: ignore[no-untyped-def]
+        heartbeat()
+        stop.wait()  # the next round's listing hangs until the app ends
+        return
+        yield
+
+    tree = tmp_path / "projects"
+    shutil.copytree(FIXTURES / "claude" / "projects", tree)
+    monkeypatch.setattr(agent_app, "poll", stuck)
+    monkeypatch.setattr(agent_app, "STALE_AFTER", 0.5)
+    app = AgentApp(get("claude"), str(tree))
+    async with app.run_test(size=(100, 24)) as pilot:
+        await _settled(app, pilot)
+        await _until(pilot, lambda: app.live_state == "stale")
+        summary = _text(app, "#summary")
+        assert app._watch_thread is not None and app._watch_thread.is_alive()
+        assert "● live" not in summary and "no round for over 0.5 s" in summary, summary
+        table = app.query_one("#files", DataTable)
+        table.move_cursor(row=5)
+        await pilot.pause()
+        os.unlink(app._rows[5].path)  # type: ignore[union-attr]
+        app.action_rescan()
+        await _settled(app, pilot)
+        await pilot.pause()
+        assert table.row_count == 20 and table.cursor_row == 5  # 19 files and the expired notice

@@ -284,6 +284,8 @@ class AgentApp(App[None]):
             # move the scroll with it (a file gone: the cursor stays at its row number).
             y += keys.index(kept) - old_row
             table.move_cursor(row=keys.index(kept), scroll=False)
+        elif self._rows and old_row > 0:
+            table.move_cursor(row=min(old_row, len(self._rows) - 1), scroll=False)
         # After the table's own scroll of the cursor into view, which the new cursor queued (it
         # defers itself once more: so does this).
         table.call_after_refresh(table.scroll_to, x, max(0, y), animate=False, force=True)
