@@ -8,7 +8,9 @@ out as an empty box. Before drawing, every character of every SVG is looked up w
 fontconfig (``fc-list :charset=…``); a missing one stops the script and names the
 Debian packages that cover them all (``--install-fonts`` installs them, as root):
 
-    python scripts/screenshots.py [--install-fonts]
+    python scripts/screenshots.py [--install-fonts] [--agents]
+
+``--agents`` redraws only the other agents' app's shots (``agent-*``).
 """
 
 from __future__ import annotations
@@ -78,19 +80,30 @@ AGENT_SHOTS = [("agent-claude-80x24", "claude", "claude/projects", "toolu_01TSSk
                 "Python-Code-Map"),
                # s: the whole tree searched
                ("agent-claude-search-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt",
-                None, "collect_wsd_files")]
+                None, "collect_wsd_files"),
+               # ?: the agents' keys
+               ("agent-claude-help-80x24", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt",
+                None, None, (80, 24), ("question_mark",)),
+               # a big terminal: the table takes two thirds of it
+               ("agent-claude-200x60", "claude", "claude/projects", "toolu_01TSSkquDwSy5Y3dHa1dWGsw.txt",
+                None, None, (200, 60))]
 
 
 async def agent_shoot(name: str, agent: str, tree: str, file_name: str, search: str | None = None,
-                      tree_search: str | None = None) -> Path:
+                      tree_search: str | None = None, size: tuple[int, int] = (80, 24),
+                      keys: tuple[str, ...] = ()) -> Path:
     from textual.widgets import DataTable
 
     from spillscope.dialects import get
     from spillscope.frontends.tui.agent_app import AgentApp
 
     app = AgentApp(get(agent), str(HERE.parent / "tests" / "fixtures" / tree))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
+        for _ in range(100):  # the live watch's first round: "● live" in the summary, not "starting"
+            if app.live_state == "live":
+                break
+            await pilot.pause(0.1)
         await pilot.pause()
         row = next(i for i, f in enumerate(app._rows) if f.name == file_name)
         app.query_one("#files", DataTable).move_cursor(row=row)
@@ -105,6 +118,9 @@ async def agent_shoot(name: str, agent: str, tree: str, file_name: str, search: 
         if tree_search is not None:
             await pilot.press("s", *tree_search, "enter")
             await app.workers.wait_for_complete()
+            await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
             await pilot.pause()
         svg = OUT / f"{name}.svg"
         app.save_screenshot(str(svg.name), path=str(OUT))
@@ -206,12 +222,22 @@ def main() -> int:
     if "--install-fonts" in sys.argv[1:]:
         install_fonts()
     OUT.mkdir(exist_ok=True)
+    if "--agents" in sys.argv[1:]:  # only the other agents' app's shots (agent-*)
+        return draw([asyncio.run(agent_shoot(*shot)) for shot in AGENT_SHOTS])
     shots = [(name, view, SIZE) for name, view in VIEWS.items()]
     # A small terminal too: the preview stacks above its notice.
     shots.append(("reference-80x24", VIEWS["reference"], (80, 24)))
     shots.append(("stats-80x24", VIEWS["stats"], (80, 24)))  # the charts on a small terminal
     svgs = [asyncio.run(shoot(name, view, size)) for name, view, size in shots]
     svgs += [asyncio.run(agent_shoot(*shot)) for shot in AGENT_SHOTS]
+    draw(svgs)
+    print(f"wrote {notebook_shot().relative_to(OUT.parent)}")
+    print(f"wrote {browser_shot().relative_to(OUT.parent)}")
+    return 0
+
+
+def draw(svgs: list[Path]) -> int:
+    """Each SVG's text runs fixed, its glyphs checked against the fonts, then a PNG of it."""
     for svg in svgs:
         fix_text_lengths(svg)
     missing = missing_glyphs(svgs)
@@ -222,8 +248,6 @@ def main() -> int:
     for svg in svgs:
         png = to_png(svg)
         print(f"wrote {svg.relative_to(OUT.parent)} and {png.relative_to(OUT.parent)}")
-    print(f"wrote {notebook_shot().relative_to(OUT.parent)}")
-    print(f"wrote {browser_shot().relative_to(OUT.parent)}")
     return 0
 
 

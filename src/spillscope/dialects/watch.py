@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .base import Dialect
 
@@ -40,13 +40,21 @@ def _snapshot(dialect: Dialect, tree: str) -> dict[str, tuple[str, int, int]]:
 
 
 def poll(dialect: Dialect, tree: str, *, stop: threading.Event, interval: float = 1.0,
-         initial: bool = False) -> Iterator[list[Change]]:
-    """Batches of changes, one per round that saw any, until ``stop`` is set."""
+         initial: bool = False, heartbeat: Callable[[], None] | None = None) -> Iterator[list[Change]]:
+    """Batches of changes, one per round that saw any, until ``stop`` is set.
+
+    ``heartbeat`` is called after every round's listing (the first included), whether or not
+    it saw a change: a caller that says the watch is live (the TUI) reads it, so a round stuck
+    in a system call, or a loop that ended, stops the beat rather than going unnoticed."""
     seen = _snapshot(dialect, tree)
+    if heartbeat is not None:
+        heartbeat()
     if initial and seen:
         yield [Change("added", p, k, s) for p, (k, s, _) in sorted(seen.items())]
     while not stop.wait(interval):
         now = _snapshot(dialect, tree)
+        if heartbeat is not None:
+            heartbeat()
         batch = [Change("added", p, k, s) for p, (k, s, _) in sorted(now.items()) if p not in seen]
         batch += [Change("modified", p, k, s) for p, (k, s, m) in sorted(now.items())
                   if p in seen and seen[p][1:] != (s, m)]

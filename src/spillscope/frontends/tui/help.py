@@ -6,6 +6,8 @@ Separate because it is static reference text, not behaviour: it changes when key
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.console import Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
@@ -42,10 +44,26 @@ READER = [
     ("Esc", "back"),
 ]
 SEARCH_ALL = [("re: i:", "regex, ignore case"), ("Enter", "open the reader at a hit"), ("Esc", "back")]
+CLOSE = Text("Esc, q, ? or F1 closes this help · the rest: docs/tui.md", style="dim")
 LEGEND = [
     Text.assemble(("seen", "bold underline"), ": a hit the model saw (green)  ", ("omitted", "strike"), ": one it did not (red)"),
     Text.assemble(("✂", "bold reverse"), " where a preview was cut · ␛ ␀ ⏎ ⟨U+202E⟩: controls, shown inert"),
-    Text("Esc, q, ? or F1 closes this help · the rest: docs/tui.md", style="dim"),
+    CLOSE,
+]
+#: The agents' app (agent_app.py): a table of spill files, not dsh's tree; its reader and
+#: search-all are dsh's, without seen/omitted hits (a spill file has no dsh preview).
+AGENT_BROWSE = [
+    ("↑ ↓", "move; the notice follows"),
+    ("Enter r", "read the file whole"),
+    ("s", "search the whole tree"),
+    ("F5", "rescan, restart the watch"),
+    ("F1 ?", "this help"),
+    ("q", "quit"),
+]
+AGENT_LEGEND = [
+    Text("● live: re-verified on change · stale since: changes not followed"),
+    Text("␛ ␀ ⏎ ⟨U+202E⟩: controls, shown inert"),
+    CLOSE,
 ]
 
 
@@ -59,13 +77,18 @@ def key_table(title: str, rows: list[tuple[str, str]]) -> Group:
     return Group(Text.assemble((title, "bold underline")), table)
 
 
-def help_renderable() -> RenderableType:
+def help_renderable(browse: list[tuple[str, str]] | None = None, legend: list[Text] | None = None) -> RenderableType:
     """Browse beside the reader and search-all, the legend below: 20 rows, so that it
-    fits 80×24 inside its border with rows to spare for a key or two more."""
+    fits 80×24 inside its border with rows to spare for a key or two more. dsh's keys by
+    default; the agents' app passes its own browse keys and legend."""
     both = Table.grid(padding=(0, 3))
-    both.add_row(key_table("Browse", BROWSE),
+    both.add_row(key_table("Browse", BROWSE if browse is None else browse),
                  Group(key_table("Reader", READER), Text(""), key_table("Search all (s)", SEARCH_ALL)))
-    return Group(both, Text(""), *LEGEND)
+    return Group(both, Text(""), *(LEGEND if legend is None else legend))
+
+
+def agent_help_renderable() -> RenderableType:
+    return help_renderable(AGENT_BROWSE, AGENT_LEGEND)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -74,15 +97,20 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
+    def __init__(self, keys: Callable[[], RenderableType] = help_renderable) -> None:
+        super().__init__()
+        #: What the table shows: dsh's keys (help_renderable) or the agents' (agent_help_renderable).
+        self.render_keys = keys
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(help_renderable(), id="help-keys", markup=False)
+            yield Static(self.render_keys(), id="help-keys", markup=False)
 
     def on_mount(self) -> None:
         box = self.query_one("#help-box")
         # As wide as the table (and its border and padding), within the screen (the .tcss).
         console = self.app.console
-        box.styles.width = Measurement.get(console, console.options, help_renderable()).maximum + 4
+        box.styles.width = Measurement.get(console, console.options, self.render_keys()).maximum + 4
         box.border_title = "spillscope — keys"
         box.focus()
 
