@@ -71,3 +71,37 @@ def test_verify_reports_the_retention_asked_for(agent: str, tmp_path: Path) -> N
         assert "retention: --retention 1s (in place of" in human
     default = json.loads(run("verify", str(tree), *extra, "--json").stdout)["retention"]
     assert default["seconds"] > 1.0 and not default["source"].startswith("--retention")
+
+
+# 5. prune --dry-run is taken; the words say what was done.
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_prune_dry_run_is_the_explicit_default(agent: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    before = sorted(str(p) for p in tree.rglob("*"))
+    dry = run("prune", str(tree), "--dry-run", "--older-than", "1s")
+    assert dry.returncode == 0, dry.stderr
+    plain = run("prune", str(tree), "--older-than", "1s")
+    assert dry.stdout == plain.stdout
+    assert "would delete" in dry.stdout and "deleted" not in dry.stdout.replace("nothing deleted", "")
+    assert sorted(str(p) for p in tree.rglob("*")) == before
+    both = run("prune", str(tree), "--dry-run", "--apply")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_prune_dry_run_on_a_dsh_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "upstream" / "spill-root", root)
+    proc = run("prune", str(root), "--dry-run")
+    assert proc.returncode == 0 and "would be freed" in proc.stdout
+
+
+def test_prune_apply_says_deleted_for_what_it_deleted(tmp_path: Path) -> None:
+    tree = copy("qwen", tmp_path)
+    past = time.time() - 3 * 86400
+    for p in tree.rglob("*"):
+        os.utime(p, (past, past))
+    proc = run("prune", str(tree), "--apply", "--keep-active", "1s")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "deleted 6 files" and "would" not in proc.stdout
+    assert not list(tree.glob("tmp/*/tool-results/*"))

@@ -224,7 +224,7 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         for p, e in result.errors.items():
             out.write(f"  ERROR {cell(p)}: {cell(e)}\n")
         n = len(result.deleted) if args.apply else len(result.delete)
-        out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
+        out.write(f"{what} {count(n, 'file')}" + ("" if args.apply else " (dry run, nothing deleted: --apply deletes)") + "\n")
     return 1 if result.errors else 0
 
 
