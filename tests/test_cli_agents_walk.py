@@ -105,3 +105,30 @@ def test_prune_apply_says_deleted_for_what_it_deleted(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "deleted 6 files" and "would" not in proc.stdout
     assert not list(tree.glob("tmp/*/tool-results/*"))
+
+
+# 6. watch says what it watches, and a path that is not there is exit 2.
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_watch_says_what_it_watches(agent: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "watch", str(tree)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        # The banner comes before the first poll; a watch that says nothing is stopped at 5 s.
+        _, err = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    banner = err.splitlines()[0] if err else ""
+    assert banner.startswith(f"spillscope: watching {tree} ({TITLES[agent]})") and "(Ctrl-C stops)" in banner
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_watch_on_a_path_that_is_not_there_is_a_usage_error(agent: str, tmp_path: Path) -> None:
+    proc = run("watch", str(tmp_path / "nope"), "--agent", agent)
+    assert proc.returncode == 2 and proc.stderr == f"spillscope: {tmp_path / 'nope'}: does not exist\n"
+    (tmp_path / "file").write_text("x")
+    proc = run("watch", str(tmp_path / "file"), "--agent", agent)
+    assert proc.returncode == 2 and "not a directory (a file)" in proc.stderr

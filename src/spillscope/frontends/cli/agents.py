@@ -238,6 +238,10 @@ def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     return run_app(AgentApp(args.dialect, args.root, export_dir=into))
 
 
+#: How often ``watch`` lists an agent's tree (dialects/watch.py).
+POLL_SECONDS = 1.0
+
+
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
     """One line per added, modified or deleted spill file or transcript, until SIGINT/SIGTERM."""
     import json
@@ -248,8 +252,13 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
 
     stop = threading.Event()
     restore = stop_on_signals(stop)
+    # What is watched, and how to stop, said once on stderr (stdout stays one line per change).
+    sys.stderr.write(f"spillscope: watching {cell(args.root)} ({cell(args.dialect.title)}): its spill files and "
+                     f"transcripts, polled every {POLL_SECONDS:g} s; one line per added, modified or deleted file "
+                     f"(Ctrl-C stops)\n")
+    sys.stderr.flush()
     try:
-        for batch in poll(args.dialect, args.root, stop=stop, initial=args.initial):
+        for batch in poll(args.dialect, args.root, stop=stop, interval=POLL_SECONDS, initial=args.initial):
             stamp = utc_stamp(time.time())
             for ch in batch:
                 if args.json:
