@@ -73,6 +73,39 @@ def test_verify_reports_the_retention_asked_for(agent: str, tmp_path: Path) -> N
     assert default["seconds"] > 1.0 and not default["source"].startswith("--retention")
 
 
+# 3. The nothing-checked reason is the true one.
+
+def test_no_transcript_is_said_as_such(tmp_path: Path) -> None:
+    tree = copy("qwen", tmp_path)
+    for chat in tree.glob("projects/*/chats/*.jsonl"):
+        chat.unlink()
+    proc = run("verify", str(tree), "--agent", "qwen")
+    assert proc.returncode == 1  # the orphans fail; the reason is said all the same
+    assert f"no notice checked: no qwen-code transcript found in {tree}" in proc.stdout
+    assert "hold no spill notice" not in proc.stdout and "OK" not in proc.stdout
+    assert json.loads(run("verify", str(tree), "--json").stdout)["notices"]["nothingChecked"] == "no-session-logs"
+    shutil.rmtree(next(tree.glob("tmp/*")))
+    proc = run("verify", str(tree), "--agent", "qwen")
+    assert proc.returncode == 3
+    assert proc.stdout.splitlines()[-1] == f"NOTHING CHECKED: no qwen-code transcript or spill file found in {tree}"
+
+
+@pytest.mark.parametrize("agent", ["qwen", "claude"])
+def test_transcripts_without_a_notice_are_said_as_such(agent: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    transcripts = [p for p in tree.rglob("*.jsonl")]
+    for t in transcripts:
+        t.write_text(json.dumps({"type": "user", "sessionId": t.stem, "message": {"content": "hi"}}) + "\n")
+    for p in [p for p in tree.rglob("*") if p.is_file() and p not in transcripts]:
+        p.unlink()
+    proc = run("verify", str(tree), "--agent", agent)
+    assert proc.returncode == 3, proc.stdout
+    assert proc.stdout.splitlines()[-1] == \
+        f"NOTHING CHECKED: no spill notice in the {len(transcripts)} transcript{'s' * (len(transcripts) != 1)} found"
+    assert json.loads(run("verify", str(tree), "--agent", agent, "--json").stdout)["notices"]["nothingChecked"] \
+        == "no-notices"
+
+
 # 5. prune --dry-run is taken; the words say what was done.
 
 @pytest.mark.parametrize("agent", AGENTS)

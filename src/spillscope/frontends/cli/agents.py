@@ -63,16 +63,34 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     if report.retention is not None:
         out.write(f"retention: {cell(report.retention.source)}: {count(len(report.past_retention), 'file')} past it "
                   f"({cell(report.retention.scope)})\n")
-    verdict = "FAIL" if failing else "NOTHING CHECKED"
-    if not (report.files or report.transcripts):
-        out.write(f"{verdict}: no {cell(args.dialect.title)} transcript or spill file here\n")
-    elif none_checked and not notices["found"]:
-        out.write(f"{verdict}: the {count(len(report.transcripts), 'transcript')} hold no spill notice\n")
-    elif none_checked:
-        out.write(f"{verdict}: none of the {count(notices['found'], 'notice')} could be checked\n")
+    why = nothing_checked_words(report, args.dialect.title) if none_checked else None
+    if failing:
+        if why is not None:
+            out.write(f"no notice checked: {why}\n")
+        out.write(f"FAIL: {count(len(failing), 'finding')} at or above --fail-on\n")
+    elif why is not None:
+        out.write(f"NOTHING CHECKED: {why}\n")
     else:
-        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
+        out.write(f"OK: {count(len(failing), 'finding')} at or above --fail-on\n")
     return status
+
+
+def nothing_checked_words(report: Report, title: str) -> str:
+    """Why no notice was checked, in the words of an agent's tree: the reason
+    ``notices.nothingChecked`` codes (dsh's rule, its transcripts as the session logs), and
+    what was checked instead. Text the tree holds is escaped here (``cell``)."""
+    tree, code = cell(report.tree), report.notices()["nothingChecked"]
+    files = count(len(report.files), "spill file")
+    alone = f"; only the {files} themselves were checked" if report.files else ""
+    if not (report.files or report.transcripts):
+        return f"no {cell(title)} transcript or spill file found in {tree}"
+    if code == "no-session-logs":
+        return f"no {cell(title)} transcript found in {tree} (the notices are in them){alone}"
+    if code == "no-notices":
+        return f"no spill notice in the {count(len(report.transcripts), 'transcript')} found{alone}"
+    if code == "outside-root":
+        return f"every notice names a place outside {tree}"
+    return f"none of the {count(report.notices()['found'], 'notice')} names a spill file"
 
 
 def _retention_json(report: Report) -> dict[str, Any] | None:
