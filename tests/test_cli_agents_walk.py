@@ -106,6 +106,23 @@ def test_transcripts_without_a_notice_are_said_as_such(agent: str, tmp_path: Pat
         == "no-notices"
 
 
+# 4. ls shows each finding once.
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_ls_shows_each_finding_once(agent: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    spills = sorted(a["path"] for a in artifacts(ls_json(tree)))
+    changed, gone = Path(spills[0]), Path(spills[-1])
+    data = changed.read_bytes()
+    changed.write_bytes(data[:-1] + (b"#" if data[-1:] != b"#" else b"%"))
+    gone.unlink()
+    listing = ls_json(tree)
+    human = run("ls", str(tree)).stdout
+    assert listing["summary"], listing
+    for code, n in listing["summary"].items():
+        assert human.count(code) == n, (code, human)
+
+
 # 5. prune --dry-run is taken; the words say what was done.
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -165,3 +182,21 @@ def test_watch_on_a_path_that_is_not_there_is_a_usage_error(agent: str, tmp_path
     (tmp_path / "file").write_text("x")
     proc = run("watch", str(tmp_path / "file"), "--agent", agent)
     assert proc.returncode == 2 and "not a directory (a file)" in proc.stderr
+
+
+# 7. An expired locator's path is what the notice names, not a file.
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_expired_locator_is_labelled_as_named(agent: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    gone = Path(sorted(a["path"] for a in artifacts(ls_json(tree)))[0])
+    gone.unlink()
+    data = json.loads(run("verify", str(tree), "--json").stdout)
+    expired = [f for f in data["findings"] if f["code"] == "expired-locator"]
+    assert expired and all(f["locator"] for f in expired)
+    human = run("verify", str(tree)).stdout
+    for f in expired:
+        assert f"notice names: {f['locator']}" in human
+        assert f"file: {f['locator']}" not in human
+    listed = run("ls", str(tree)).stdout
+    assert any(f"notice names: {f['locator']}" in listed for f in expired)

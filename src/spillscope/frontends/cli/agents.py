@@ -36,6 +36,7 @@ def _inspect(args: argparse.Namespace) -> Report:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     report = _inspect(args)
     notices = report.notices()
+    on_disk = {s.path for s in report.files}
     failing = [f for f in report.findings if f.code in args.fail_on]
     # A verify that compared no notice must not pass (dsh's rule and exit status, 3):
     # notices none of which could be checked, transcripts without a notice, or a forced
@@ -54,7 +55,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     for f in sorted(report.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
         out.write(f"{f.severity:<7} {f.code:<20} {cell(f.where)}\n        {cell(f.detail)}\n")
         if f.locator and f.locator != f.path:
-            out.write(f"        file: {cell(f.locator)}\n")
+            out.write(f"        {locator_label(f, on_disk)} {cell(f.locator)}\n")
     by_status: dict[str, int] = {}
     for k in report.links:
         by_status[k.status] = by_status.get(k.status, 0) + 1
@@ -91,6 +92,13 @@ def nothing_checked_words(report: Report, title: str) -> str:
     if code == "outside-root":
         return f"every notice names a place outside {tree}"
     return f"none of the {count(report.notices()['found'], 'notice')} names a spill file"
+
+
+def locator_label(f: Finding, on_disk: set[str]) -> str:
+    """What a finding's ``locator`` is, said as what it is: ``file:`` only for a spill file
+    that is there; otherwise the place the notice names, in the agent's own terms (an
+    expired locator's file is gone, an outside one was never in the tree)."""
+    return "file:" if f.locator in on_disk and f.code != "expired-locator" else "notice names:"
 
 
 def _retention_json(report: Report) -> dict[str, Any] | None:
@@ -156,13 +164,20 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
             out.write(f"  {cell(a['status']):<10} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  "
                       f"{cell(a['name'])}{cell(badge)}\n")
-    listed = {a["path"] for s in data["sessions"] for a in s["artifacts"]}
-    others = [f for f in data["findings"] if f["path"] not in listed]
+    # Each finding once: one a row's badge shows (by its path or by the file it names) is not
+    # repeated below; the rest (an expired locator, a transcript's own) are listed here.
+    shown = {(a["path"], c) for s in data["sessions"] for a in s["artifacts"] for c in a["findings"]}
+    shown |= {(s["path"], c) for s in data["sessions"] for c in s["findings"]}
+    others = [f for f in data["findings"] if (f["path"], f["code"]) not in shown and (f["locator"], f["code"]) not in shown]
     if others:
         out.write("\nOther findings:\n")
+        on_disk = {a["path"] for s in data["sessions"] for a in s["artifacts"]}
         for f in others:
             where = f["path"] if f["line"] is None else f"{f['path']}:{f['line']}"
             out.write(f"  {f['severity']:<7} {f['code']:<20} {cell(where or '')}  {cell(f['detail'])}\n")
+            if f["locator"] and f["locator"] != f["path"]:
+                label = locator_label(Finding(f["code"], f["severity"], locator=f["locator"]), on_disk)
+                out.write(f"  {'':<28}{label} {cell(f['locator'])}\n")
     return 0
 
 
