@@ -48,6 +48,56 @@ def artifacts(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [a for s in data["sessions"] for a in s["artifacts"]]
 
 
+# 1. ls --session: the session a spill file belongs to, for every agent.
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_ls_session_keeps_each_sessions_spill_files(agent: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    data = ls_json(tree)
+    arts = artifacts(data)
+    # Every fixture's spill files are linked by a transcript: each has that transcript's session.
+    assert arts and all(a["session"] and a["sessionSource"] == "link" for a in arts), arts
+    for s in data["sessions"]:
+        assert s["sessionId"] and {a["session"] for a in s["artifacts"]} == {s["sessionId"]}
+    for sid in {a["session"] for a in arts}:
+        kept = ls_json(tree, "--session", sid)
+        assert sorted(a["path"] for a in artifacts(kept)) == sorted(a["path"] for a in arts if a["session"] == sid)
+        human = run("ls", str(tree), "--session", sid)
+        assert human.returncode == 0 and f"session {sid}" in human.stdout and "no spill file matches" not in human.stdout
+
+
+def test_qwen_spill_files_belong_to_the_chat_that_links_them(tmp_path: Path) -> None:
+    tree = copy("qwen", tmp_path)
+    (chat,) = tree.glob("projects/*/chats/*.jsonl")
+    data = ls_json(tree, "--session", chat.stem)
+    assert data["totals"]["artifacts"] == 6 and data["sessions"][0]["sessionId"] == chat.stem
+
+
+@pytest.mark.parametrize("agent,where", [("claude", "*/*/tool-results"),
+                                         ("gemini", "*/tool-outputs/session-8d18b439-*")])
+def test_an_orphans_probable_session_is_its_dir(agent: str, where: str, tmp_path: Path) -> None:
+    tree = copy(agent, tmp_path)
+    dirs = sorted(tree.glob(where))
+    orphan = dirs[-1] / ("toolu_01Orphan0000000000000000.txt" if agent == "claude" else "run_shell_command_1_0.txt")
+    orphan.write_text("nobody named me\n")
+    (art,) = [a for a in artifacts(ls_json(tree)) if a["path"] == str(orphan)]
+    assert art["status"] == "orphan" and art["sessionSource"] == "layout" and art["session"]
+    assert art["session"] in str(orphan.parent.parent if agent == "claude" else orphan.parent)
+    assert str(orphan) in [a["path"] for a in artifacts(ls_json(tree, "--session", art["session"]))]
+    human = run("ls", str(tree), "--session", art["session"]).stdout
+    (row,) = [line for line in human.splitlines() if orphan.name in line]
+    assert "(probable session: its dir)" in row
+
+
+def test_a_qwen_orphan_has_no_session_the_layout_could_say(tmp_path: Path) -> None:
+    tree = copy("qwen", tmp_path)
+    for chat in tree.glob("projects/*/chats/*.jsonl"):
+        chat.unlink()
+    data = ls_json(tree)
+    assert {(a["session"], a["sessionSource"]) for a in artifacts(data)} == {(None, None)}
+    assert "no session (no transcript names these files)" in run("ls", str(tree)).stdout
+
+
 # 2. --retention is what verify applies and reports, in text and JSON.
 
 @pytest.mark.parametrize("agent", [*AGENTS, "dsh"])

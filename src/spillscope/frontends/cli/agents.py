@@ -109,7 +109,16 @@ def _retention_json(report: Report) -> dict[str, Any] | None:
 
 
 def listing(report: Report, now: float) -> dict[str, Any]:
-    """The ``ls --json`` shape of dsh (sessions → artifacts with findings), for any agent."""
+    """The ``ls --json`` shape of dsh (sessions → artifacts with findings), for any agent.
+
+    Spill files are grouped by the session they belong to (dialects/sessions.py: the
+    transcript that links them, else their session dir): ``sessionId`` is that session, and
+    each artifact says it too (``session``, with ``sessionSource``: ``link``, or ``layout``
+    for a file only its dir places — an orphan's probable session)."""
+    from ...dialects import get
+    from ...dialects.sessions import session_owners
+
+    owners = session_owners(get(report.dialect), report)
     codes: dict[str, set[str]] = {}
     for f in report.findings:
         for where in (f.path, f.locator):
@@ -119,22 +128,39 @@ def listing(report: Report, now: float) -> dict[str, Any]:
     sessions: dict[str, list[dict[str, Any]]] = {}
     for s in report.files:
         link = links.get(s.path)
-        sessions.setdefault(s.session or "", []).append({
+        session, source = owners.get(s.path, (None, None))
+        sessions.setdefault(session or "", []).append({
             "name": s.name, "path": s.path, "kind": "tool-output", "size": s.size, "mtime": s.mtime,
             "ageSeconds": round(now - s.mtime, 3), "mode": f"{s.mode:04o}", "symlink": s.is_symlink,
             "status": link.status if link else "orphan", "notice": None if link is None else
             {"transcript": link.transcript, "line": link.line, "form": link.form, "checks": list(link.checks)},
-            "findings": sorted(codes.get(s.path, ()))})
+            "session": session, "sessionSource": source, "findings": sorted(codes.get(s.path, ()))})
     out = []
     for sid, arts in sessions.items():
-        dirs = {os.path.dirname(os.path.dirname(a["path"])) for a in arts}
-        path = dirs.pop() if len(dirs) == 1 else None
+        path = _session_dir(sid, [a["path"] for a in arts])
         out.append({"dir": os.path.basename(path) if path else sid, "path": path, "sessionId": sid or None,
                     "mode": None, "artifactCount": len(arts), "bytes": sum(a["size"] for a in arts),
                     "findings": sorted(codes.get(path or "", ())), "artifacts": arts})
     return {"root": report.tree, "agent": report.dialect, "sessions": out,
             "findings": [f.to_json() for f in report.findings], "summary": report.summary(),
             "totals": listing_totals(out)}
+
+
+def _session_dir(session: str, paths: list[str]) -> str | None:
+    """The dir the layout gives this session (the nearest ancestor named for it: Claude Code's
+    ``<sessionId>/``, Gemini CLI's ``session-<id>/``) when every file is in it; else None (qwen-code
+    and OpenCode keep a session's spills in a shared dir)."""
+    if not session:
+        return None
+    dirs = set()
+    for p in paths:
+        d = os.path.dirname(p)
+        while d and os.path.dirname(d) != d and session not in os.path.basename(d):
+            d = os.path.dirname(d)
+        if not d or session not in os.path.basename(d):
+            return None
+        dirs.add(d)
+    return dirs.pop() if len(dirs) == 1 else None
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
@@ -159,11 +185,15 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"no spill file matches the filter ({in_root:,} in the tree)\n")
     for s in data["sessions"]:
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{cell(s['path'] or s['dir'])}  {count(s['artifactCount'], 'spill file')}{cell(badge)}\n")
+        head = f"session {s['sessionId']}" if s["sessionId"] else "no session (no transcript names these files)"
+        where = f"  {s['path']}" if s["path"] else ""
+        out.write(f"\n{cell(head + where)}  {count(s['artifactCount'], 'spill file')}{cell(badge)}\n")
         for a in s["artifacts"]:
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
+            # An orphan's session is only where its dir puts it: said as probable, on its row.
+            probable = "  (probable session: its dir)" if a["sessionSource"] == "layout" else ""
             out.write(f"  {cell(a['status']):<10} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  "
-                      f"{cell(a['name'])}{cell(badge)}\n")
+                      f"{cell(a['name'])}{cell(badge)}{probable}\n")
     # Each finding once: one a row's badge shows (by its path or by the file it names) is not
     # repeated below; the rest (an expired locator, a transcript's own) are listed here.
     shown = {(a["path"], c) for s in data["sessions"] for a in s["artifacts"] for c in a["findings"]}
