@@ -93,7 +93,7 @@ def test_a_tree_no_agent_wrote_is_a_clear_error(tmp_path: Path) -> None:
     assert b"no agent's spill layout found here" in proc.stderr and b"--agent NAME" in proc.stderr
     forced = run("verify", str(tmp_path), "--agent", "claude")
     # Nothing checked: exit 3, as dsh's verify (docs/cli.md), never OK.
-    assert forced.returncode == 3 and b"NOTHING CHECKED: no Claude Code transcript or spill file here" in forced.stdout
+    assert forced.returncode == 3 and f"NOTHING CHECKED: no Claude Code transcript or spill file found in {tmp_path}".encode() in forced.stdout
     assert run("verify", str(tmp_path), "--agent", "nope").returncode == 2
     mixed = run("verify", str(tmp_path), "--agent", "claude", "--logs", str(tmp_path))
     assert mixed.returncode == 2 and b"--logs is for dsh roots" in mixed.stderr

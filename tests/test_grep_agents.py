@@ -154,8 +154,8 @@ def _first_key(path: Path, key: str) -> str | None:
 
 
 def sessions(agent: str, tree: Path) -> dict[str, str | None]:
-    """The session of each file: from its path where the layout puts it in one, else its records,
-    else the session whose transcript (or OpenCode part) names the file."""
+    """The session of each file: the session whose transcript (or OpenCode part) names the file,
+    else its path where the layout puts it in one, else its records."""
     files = [(p, k) for p, k in _files(agent, tree) if p.name != "opencode.db"]  # many sessions: db_rows
     out: dict[str, str | None] = {}
     for path, kind in files:
@@ -168,12 +168,14 @@ def sessions(agent: str, tree: Path) -> dict[str, str | None]:
         elif agent == "gemini":
             out[str(path)] = path.parent.name[len("session-"):] if path.parent.name.startswith("session-") else None
     for path, kind in files:
-        if kind == "spill" and agent in ("qwen", "opencode"):
+        # A spill file a transcript names is that transcript's session's, whatever dir it is in
+        # (Gemini CLI's distillation dir is named for a prompt id, its loose files for none).
+        if kind == "spill" and agent in ("qwen", "opencode", "gemini"):
             name = path.name.encode()
             owner = [out[str(t)] for t, k in files if k == "transcript" and name in t.read_bytes()]
             if agent == "opencode" and not owner and (tree / "opencode.db").exists():
                 owner = [s for _, s, data in db_rows(tree / "opencode.db") if name in data]
-            out[str(path)] = owner[0] if owner else None
+            out[str(path)] = owner[0] if owner else out.get(str(path))
     return out
 
 

@@ -99,6 +99,29 @@ class RetentionRule:
     scope: str
 
 
+def applied_rule(rule: RetentionRule | None, options: Options) -> RetentionRule | None:
+    """The sweep rule an inspection applies and reports: the agent's own, or the one asked for.
+
+    ``--retention`` (``Options.retention_seconds``) replaces the period everywhere it is said:
+    the report's rule (``verify``'s ``retention`` line and JSON ``retention.seconds``), the
+    forecast (``past_retention``) and its findings. The agent's own rule is named in the
+    source, so the report says what was replaced; where the agent sweeps nothing (``rule``
+    None) the asked period is still applied, to what the layout puts in its sweep."""
+    asked = options.retention_seconds
+    if asked is None:
+        return rule
+    own = f"in place of {rule.source} ({_period(rule.seconds)})" if rule is not None else "the agent itself sweeps nothing"
+    scope = rule.scope if rule is not None else "the agent's spill files, by mtime"
+    return RetentionRule(asked, f"--retention {_period(asked)} ({own})", scope)
+
+
+def _period(seconds: float) -> str:
+    for unit, size in (("w", 7 * 86400.0), ("d", 86400.0), ("h", 3600.0), ("m", 60.0)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """How one inspection runs. ``retention_seconds`` overrides the agent's own rule and asks

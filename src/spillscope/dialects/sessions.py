@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..storage.local import open_regular
 from ..util.text import loads_exact
 
 if TYPE_CHECKING:
     from .base import Dialect
+    from .records import Report
 
 #: How many records of a transcript are asked for its session before giving up (the key is
 #: in the first record of every agent's transcripts seen; a bound keeps a huge one cheap).
@@ -32,17 +33,47 @@ def sessions_of(dialect: Dialect, tree: str) -> dict[str, str | None]:
 
     # Links only: the content checks say nothing about sessions, and cost a read of every file.
     report = dialect.inspect(tree, Options(now=time.time(), check_content=False))
-    linked = {k.target: k.session for k in report.links if k.target is not None and k.session is not None}
-    out: dict[str, str | None] = {}
-    for f in report.files:
-        out[f.path] = f.session if f.session is not None else linked.get(f.path)
+    owners = session_owners(dialect, report)
+    return {path: session for path, (session, _) in owners.items()}
+
+
+#: How a file's session is known: a transcript of that session names it (``link``), or only
+#: the layout puts it in that session's dir (``layout``: for an orphan, its probable session).
+SessionSource = Literal["link", "layout", "transcript"]
+
+
+def session_owners(dialect: Dialect, report: Report) -> dict[str, tuple[str | None, SessionSource | None]]:
+    """The one rule for which session each spill file and transcript of ``report`` belongs to,
+    and how that is known (``ls --session``, ``grep --session``, the listing's groups).
+
+    A spill file belongs to the session of the transcript whose notice names it (the link's
+    session, else that transcript's own): qwen-code's and OpenCode's spills sit in a shared
+    dir, and only the chat that links them says whose they are. One nothing links belongs to
+    the session its dir is (Claude Code ``<sessionId>/tool-results/``, Gemini CLI
+    ``session-<id>/``), which for an orphan is only its probable session; else to none."""
+    tsessions: dict[str, str | None] = {}
     for t in report.transcripts:
         session = t.parent or t.session
         # Only JSON is asked: a database (opencode.db) holds many sessions, and grep keeps the
         # asked sessions' rows of it itself (Dialect.records).
         if session is None and dialect.record_session_key and t.path.endswith((".jsonl", ".json")):
             session = _from_records(t.path, dialect.record_session_key)
-        out[t.path] = session
+        tsessions[t.path] = session
+    linked: dict[str, str] = {}
+    for k in report.links:
+        session = k.session or tsessions.get(k.transcript)
+        if k.target is not None and session is not None:
+            linked.setdefault(k.target, session)
+    out: dict[str, tuple[str | None, SessionSource | None]] = {}
+    for f in report.files:
+        if f.path in linked:
+            out[f.path] = (linked[f.path], "link")
+        elif f.session is not None:
+            out[f.path] = (f.session, "layout")
+        else:
+            out[f.path] = (None, None)
+    for path, session in tsessions.items():
+        out[path] = (session, None if session is None else "transcript")
     return out
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from ...inspect.findings import Finding, finding
-from ..records import Link, LinkStatus, Options, Report, SpillFile, Transcript
+from ..records import Link, LinkStatus, Options, Report, SpillFile, Transcript, applied_rule
 from ..engine import jsonl_records
 from ...util.text import js_stringify, js_utf8
 from ..checks import Read, first_difference, is_prefix, js_length, read_spill, same_bytes
@@ -93,10 +93,9 @@ class _Evidence:
 
 def inspect_tree(tree: str, options: Options) -> Report:
     """Every project dir in ``tree`` (itself, or the project dirs of a projects dir)."""
-    rule = retention_rule(tree)
+    rule = applied_rule(retention_rule(tree), options)
     report = Report("claude", tree, [], [], [], [], rule)
-    seconds = (options.retention_seconds if options.retention_seconds is not None
-               else rule.seconds if rule is not None else float("inf"))  # None: Claude Code sweeps nothing
+    seconds = rule.seconds if rule is not None else float("inf")  # None: Claude Code sweeps nothing
     for path in project_dirs(tree):
         project = scan_project(path)
         _Pass(project, options, report).run()

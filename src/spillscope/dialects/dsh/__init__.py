@@ -50,7 +50,7 @@ class DshDialect(Dialect):
 
     def inspect(self, tree: str, options: Options) -> Report:
         from ...inspect.findings import Finding
-        from ..records import Link, Report, SpillFile, Transcript
+        from ..records import Link, Report, SpillFile, Transcript, applied_rule
         from ...inspect.verify.inspection import inspect_root
         from ...formats.transcript.layout import DEFAULT_MAX_LINE_BYTES
         from ...formats.limits import DEFAULT_MAX_LOG_LINE_BYTES
@@ -72,7 +72,8 @@ class DshDialect(Dialect):
             links.append(Link(t.entry.log, t.entry.line, None, "tool-spill", t.artifact.path if t.artifact else None,
                               t.entry.locator, _STATUS[t.status]))
         findings: list[Finding] = list(ins.findings)
-        return Report("dsh", ins.root, transcripts, files, links, findings, self.retention(tree), native=ins)
+        return Report("dsh", ins.root, transcripts, files, links, findings, applied_rule(self.retention(tree), options),
+                      native=ins)
 
     def retention(self, tree: str) -> RetentionRule | None:
         from ..records import RetentionRule

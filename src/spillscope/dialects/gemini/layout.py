@@ -8,7 +8,7 @@ from typing import Iterator
 
 from ...util.text import loads_exact
 from ...inspect.findings import Finding, finding
-from ..records import Options, Report, RetentionRule
+from ..records import Options, Report, RetentionRule, applied_rule
 from ..engine import UNUSABLE, Layout, Text, jsonl_texts, read_json, json_strings, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import CHATS, TOOL_OUTPUTS, project_dirs
@@ -70,7 +70,7 @@ def _texts(layout: Layout, findings: list[Finding]) -> Iterator[Text]:
 
 
 def inspect_tree(tree: str, options: Options) -> Report:
-    rule = retention_rule(tree)
+    rule = applied_rule(retention_rule(tree), options)
     report = Report("gemini", tree, [], [], [], [], rule)
     for project in project_dirs(tree):
         layout = scan(project)
@@ -80,7 +80,7 @@ def inspect_tree(tree: str, options: Options) -> Report:
                        functools.partial(resolve_under, anchor=TOOL_OUTPUTS, base=base), options)
         report.findings.extend(pending)
     if rule is not None:
-        seconds = options.retention_seconds if options.retention_seconds is not None else rule.seconds
+        seconds = rule.seconds
         cutoff = options.now - seconds
         for f in report.files:
             # A session dir goes whole when the DIR's mtime is past (sessionCleanup.ts 584-609).

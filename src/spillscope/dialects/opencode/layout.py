@@ -23,7 +23,7 @@ from typing import Collection, Iterator
 
 from ...inspect.findings import Finding, finding
 from ...util.text import loads_exact
-from ..records import Options, Report, RetentionRule, StoredRecord, Transcript
+from ..records import Options, Report, RetentionRule, StoredRecord, Transcript, applied_rule
 from ..engine import UNUSABLE, Layout, Notice, read_json, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import DB, TOOL_OUTPUT, data_dir
@@ -138,7 +138,7 @@ def _texts_and_notices(layout: Layout, findings: list[Finding]) -> Iterator[tupl
 def inspect_tree(tree: str, options: Options) -> Report:
     from ..engine import Text
 
-    report = Report("opencode", tree, [], [], [], [], RULE)
+    report = Report("opencode", tree, [], [], [], [], applied_rule(RULE, options))
     base = data_dir(tree)
     if base is None:
         return report
@@ -156,7 +156,7 @@ def inspect_tree(tree: str, options: Options) -> Report:
     link_and_check(report, layout, texts(), found.get,
                    functools.partial(resolve_under, anchor=TOOL_OUTPUT, base=os.path.join(base, TOOL_OUTPUT)), options)
     report.findings.extend(pending)
-    seconds = options.retention_seconds if options.retention_seconds is not None else RULE.seconds
+    seconds = report.retention.seconds if report.retention is not None else RULE.seconds
     for f in report.files:
         if f.name.startswith("tool_") and f.mtime < options.now - seconds:
             report.past_retention.append(f.path)

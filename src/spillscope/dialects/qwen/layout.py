@@ -23,7 +23,7 @@ import re
 from typing import Iterator
 
 from ...inspect.findings import Finding, finding
-from ..records import Options, Report, RetentionRule
+from ..records import Options, Report, RetentionRule, applied_rule
 from ..engine import Layout, jsonl_texts, link_and_check, lstat_dir, resolve_under, transcript
 from .notice import parse
 from .probe import runtime_base
@@ -83,7 +83,7 @@ def scan(tree: str) -> Layout:
 
 
 def inspect_tree(tree: str, options: Options) -> Report:
-    report = Report("qwen", tree, [], [], [], [], RULE)
+    report = Report("qwen", tree, [], [], [], [], applied_rule(RULE, options))
     base = runtime_base(tree)
     if base is None:
         return report
@@ -93,7 +93,7 @@ def inspect_tree(tree: str, options: Options) -> Report:
     link_and_check(report, layout, texts, parse,
                    functools.partial(resolve_under, anchor="tmp", base=os.path.join(base, "tmp")), options)
     report.findings.extend(pending)
-    seconds = options.retention_seconds if options.retention_seconds is not None else RULE.seconds
+    seconds = report.retention.seconds if report.retention is not None else RULE.seconds
     for f in report.files:
         if options.now - f.mtime >= seconds and f.is_regular:
             report.past_retention.append(f.path)

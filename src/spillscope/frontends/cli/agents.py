@@ -36,6 +36,7 @@ def _inspect(args: argparse.Namespace) -> Report:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     report = _inspect(args)
     notices = report.notices()
+    on_disk = {s.path for s in report.files}
     failing = [f for f in report.findings if f.code in args.fail_on]
     # A verify that compared no notice must not pass (dsh's rule and exit status, 3):
     # notices none of which could be checked, transcripts without a notice, or a forced
@@ -54,7 +55,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     for f in sorted(report.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.code, f.where)):
         out.write(f"{f.severity:<7} {f.code:<20} {cell(f.where)}\n        {cell(f.detail)}\n")
         if f.locator and f.locator != f.path:
-            out.write(f"        file: {cell(f.locator)}\n")
+            out.write(f"        {locator_label(f, on_disk)} {cell(f.locator)}\n")
     by_status: dict[str, int] = {}
     for k in report.links:
         by_status[k.status] = by_status.get(k.status, 0) + 1
@@ -63,16 +64,41 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     if report.retention is not None:
         out.write(f"retention: {cell(report.retention.source)}: {count(len(report.past_retention), 'file')} past it "
                   f"({cell(report.retention.scope)})\n")
-    verdict = "FAIL" if failing else "NOTHING CHECKED"
-    if not (report.files or report.transcripts):
-        out.write(f"{verdict}: no {cell(args.dialect.title)} transcript or spill file here\n")
-    elif none_checked and not notices["found"]:
-        out.write(f"{verdict}: the {count(len(report.transcripts), 'transcript')} hold no spill notice\n")
-    elif none_checked:
-        out.write(f"{verdict}: none of the {count(notices['found'], 'notice')} could be checked\n")
+    why = nothing_checked_words(report, args.dialect.title) if none_checked else None
+    if failing:
+        if why is not None:
+            out.write(f"no notice checked: {why}\n")
+        out.write(f"FAIL: {count(len(failing), 'finding')} at or above --fail-on\n")
+    elif why is not None:
+        out.write(f"NOTHING CHECKED: {why}\n")
     else:
-        out.write(("FAIL" if failing else "OK") + f": {count(len(failing), 'finding')} at or above --fail-on\n")
+        out.write(f"OK: {count(len(failing), 'finding')} at or above --fail-on\n")
     return status
+
+
+def nothing_checked_words(report: Report, title: str) -> str:
+    """Why no notice was checked, in the words of an agent's tree: the reason
+    ``notices.nothingChecked`` codes (dsh's rule, its transcripts as the session logs), and
+    what was checked instead. Text the tree holds is escaped here (``cell``)."""
+    tree, code = cell(report.tree), report.notices()["nothingChecked"]
+    files = count(len(report.files), "spill file")
+    alone = f"; only the {files} themselves were checked" if report.files else ""
+    if not (report.files or report.transcripts):
+        return f"no {cell(title)} transcript or spill file found in {tree}"
+    if code == "no-session-logs":
+        return f"no {cell(title)} transcript found in {tree} (the notices are in them){alone}"
+    if code == "no-notices":
+        return f"no spill notice in the {count(len(report.transcripts), 'transcript')} found{alone}"
+    if code == "outside-root":
+        return f"every notice names a place outside {tree}"
+    return f"none of the {count(report.notices()['found'], 'notice')} names a spill file"
+
+
+def locator_label(f: Finding, on_disk: set[str]) -> str:
+    """What a finding's ``locator`` is, said as what it is: ``file:`` only for a spill file
+    that is there; otherwise the place the notice names, in the agent's own terms (an
+    expired locator's file is gone, an outside one was never in the tree)."""
+    return "file:" if f.locator in on_disk and f.code != "expired-locator" else "notice names:"
 
 
 def _retention_json(report: Report) -> dict[str, Any] | None:
@@ -83,7 +109,16 @@ def _retention_json(report: Report) -> dict[str, Any] | None:
 
 
 def listing(report: Report, now: float) -> dict[str, Any]:
-    """The ``ls --json`` shape of dsh (sessions → artifacts with findings), for any agent."""
+    """The ``ls --json`` shape of dsh (sessions → artifacts with findings), for any agent.
+
+    Spill files are grouped by the session they belong to (dialects/sessions.py: the
+    transcript that links them, else their session dir): ``sessionId`` is that session, and
+    each artifact says it too (``session``, with ``sessionSource``: ``link``, or ``layout``
+    for a file only its dir places — an orphan's probable session)."""
+    from ...dialects import get
+    from ...dialects.sessions import session_owners
+
+    owners = session_owners(get(report.dialect), report)
     codes: dict[str, set[str]] = {}
     for f in report.findings:
         for where in (f.path, f.locator):
@@ -93,22 +128,39 @@ def listing(report: Report, now: float) -> dict[str, Any]:
     sessions: dict[str, list[dict[str, Any]]] = {}
     for s in report.files:
         link = links.get(s.path)
-        sessions.setdefault(s.session or "", []).append({
+        session, source = owners.get(s.path, (None, None))
+        sessions.setdefault(session or "", []).append({
             "name": s.name, "path": s.path, "kind": "tool-output", "size": s.size, "mtime": s.mtime,
             "ageSeconds": round(now - s.mtime, 3), "mode": f"{s.mode:04o}", "symlink": s.is_symlink,
             "status": link.status if link else "orphan", "notice": None if link is None else
             {"transcript": link.transcript, "line": link.line, "form": link.form, "checks": list(link.checks)},
-            "findings": sorted(codes.get(s.path, ()))})
+            "session": session, "sessionSource": source, "findings": sorted(codes.get(s.path, ()))})
     out = []
     for sid, arts in sessions.items():
-        dirs = {os.path.dirname(os.path.dirname(a["path"])) for a in arts}
-        path = dirs.pop() if len(dirs) == 1 else None
+        path = _session_dir(sid, [a["path"] for a in arts])
         out.append({"dir": os.path.basename(path) if path else sid, "path": path, "sessionId": sid or None,
                     "mode": None, "artifactCount": len(arts), "bytes": sum(a["size"] for a in arts),
                     "findings": sorted(codes.get(path or "", ())), "artifacts": arts})
     return {"root": report.tree, "agent": report.dialect, "sessions": out,
             "findings": [f.to_json() for f in report.findings], "summary": report.summary(),
             "totals": listing_totals(out)}
+
+
+def _session_dir(session: str, paths: list[str]) -> str | None:
+    """The dir the layout gives this session (the nearest ancestor named for it: Claude Code's
+    ``<sessionId>/``, Gemini CLI's ``session-<id>/``) when every file is in it; else None (qwen-code
+    and OpenCode keep a session's spills in a shared dir)."""
+    if not session:
+        return None
+    dirs = set()
+    for p in paths:
+        d = os.path.dirname(p)
+        while d and os.path.dirname(d) != d and session not in os.path.basename(d):
+            d = os.path.dirname(d)
+        if not d or session not in os.path.basename(d):
+            return None
+        dirs.add(d)
+    return dirs.pop() if len(dirs) == 1 else None
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
@@ -133,18 +185,29 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"no spill file matches the filter ({in_root:,} in the tree)\n")
     for s in data["sessions"]:
         badge = ("  [" + ", ".join(s["findings"]) + "]") if s["findings"] else ""
-        out.write(f"\n{cell(s['path'] or s['dir'])}  {count(s['artifactCount'], 'spill file')}{cell(badge)}\n")
+        head = f"session {s['sessionId']}" if s["sessionId"] else "no session (no transcript names these files)"
+        where = f"  {s['path']}" if s["path"] else ""
+        out.write(f"\n{cell(head + where)}  {count(s['artifactCount'], 'spill file')}{cell(badge)}\n")
         for a in s["artifacts"]:
             badge = ("  [" + ", ".join(a["findings"]) + "]") if a["findings"] else ""
+            # An orphan's session is only where its dir puts it: said as probable, on its row.
+            probable = "  (probable session: its dir)" if a["sessionSource"] == "layout" else ""
             out.write(f"  {cell(a['status']):<10} {human_size(a['size']):>10} {human_age(a['ageSeconds']):>5}  "
-                      f"{cell(a['name'])}{cell(badge)}\n")
-    listed = {a["path"] for s in data["sessions"] for a in s["artifacts"]}
-    others = [f for f in data["findings"] if f["path"] not in listed]
+                      f"{cell(a['name'])}{cell(badge)}{probable}\n")
+    # Each finding once: one a row's badge shows (by its path or by the file it names) is not
+    # repeated below; the rest (an expired locator, a transcript's own) are listed here.
+    shown = {(a["path"], c) for s in data["sessions"] for a in s["artifacts"] for c in a["findings"]}
+    shown |= {(s["path"], c) for s in data["sessions"] for c in s["findings"]}
+    others = [f for f in data["findings"] if (f["path"], f["code"]) not in shown and (f["locator"], f["code"]) not in shown]
     if others:
         out.write("\nOther findings:\n")
+        on_disk = {a["path"] for s in data["sessions"] for a in s["artifacts"]}
         for f in others:
             where = f["path"] if f["line"] is None else f"{f['path']}:{f['line']}"
             out.write(f"  {f['severity']:<7} {f['code']:<20} {cell(where or '')}  {cell(f['detail'])}\n")
+            if f["locator"] and f["locator"] != f["path"]:
+                label = locator_label(Finding(f["code"], f["severity"], locator=f["locator"]), on_disk)
+                out.write(f"  {'':<28}{label} {cell(f['locator'])}\n")
     return 0
 
 
@@ -224,7 +287,7 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         for p, e in result.errors.items():
             out.write(f"  ERROR {cell(p)}: {cell(e)}\n")
         n = len(result.deleted) if args.apply else len(result.delete)
-        out.write(f"{count(n, 'file')} {what}" + ("" if args.apply else " (dry run: add --apply)") + "\n")
+        out.write(f"{what} {count(n, 'file')}" + ("" if args.apply else " (dry run, nothing deleted: --apply deletes)") + "\n")
     return 1 if result.errors else 0
 
 
@@ -238,6 +301,10 @@ def cmd_tui(args: argparse.Namespace, out: TextIO) -> int:
     return run_app(AgentApp(args.dialect, args.root, export_dir=into))
 
 
+#: How often ``watch`` lists an agent's tree (dialects/watch.py).
+POLL_SECONDS = 1.0
+
+
 def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
     """One line per added, modified or deleted spill file or transcript, until SIGINT/SIGTERM."""
     import json
@@ -248,8 +315,13 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
 
     stop = threading.Event()
     restore = stop_on_signals(stop)
+    # What is watched, and how to stop, said once on stderr (stdout stays one line per change).
+    sys.stderr.write(f"spillscope: watching {cell(args.root)} ({cell(args.dialect.title)}): its spill files and "
+                     f"transcripts, polled every {POLL_SECONDS:g} s; one line per added, modified or deleted file "
+                     f"(Ctrl-C stops)\n")
+    sys.stderr.flush()
     try:
-        for batch in poll(args.dialect, args.root, stop=stop, initial=args.initial):
+        for batch in poll(args.dialect, args.root, stop=stop, interval=POLL_SECONDS, initial=args.initial):
             stamp = utc_stamp(time.time())
             for ch in batch:
                 if args.json:

@@ -49,8 +49,15 @@ def choose(args: argparse.Namespace) -> None:
         if getattr(args, option, None) is not None:
             # Said, not ignored: another agent's transcripts are in its own tree.
             raise UsageError(f"--{option} is for dsh roots; {dialect.title} keeps its transcripts in {root}")
-    if not os.path.isdir(root):
-        raise UsageError(f"{root}: not a directory")
+    from ...storage.local import directory_problem
+
+    problem = directory_problem(root)
+    if problem is not None:
+        # The one message every command gives for a root that is not there (or not a dir). An
+        # agent's tree is not waited for (dsh's watch waits for its root: the harness makes it
+        # at start; an agent's tree is its home dir, there long before it is watched), so a
+        # misspelt path is exit 2 at once, never a silent wait.
+        raise UsageError(str(problem))
     if args.command == "serve":
         return  # dsh's serve, whose tabs run `spillscope tui ROOT --agent NAME` (args.dialect says which)
     from . import agents  # here: a dsh root (most runs) needs none of the other agents' commands

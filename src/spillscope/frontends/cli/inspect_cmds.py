@@ -44,11 +44,13 @@ def _retention_json(ins: Inspection, args: argparse.Namespace) -> dict[str, Any]
     from ...dialects.dsh import DIALECT
     from ...inspect.verify.expiry import forecast_past_retention
 
-    rule = DIALECT.retention(ins.root)
+    from ...dialects.records import Options, applied_rule
+
+    # The rule applied is the one reported: --retention's period where one was asked for.
+    rule = applied_rule(DIALECT.retention(ins.root), Options(now=time.time(), retention_seconds=getattr(args, "retention", None)))
     if rule is None:
         return None  # as an agent that sweeps nothing says it (none for dsh so far)
-    asked = getattr(args, "retention", None)
-    past = forecast_past_retention(ins.scan, rule.seconds if asked is None else asked, time.time(), ins.session_ids)
+    past = forecast_past_retention(ins.scan, rule.seconds, time.time(), ins.session_ids)
     return {"seconds": rule.seconds, "source": rule.source, "scope": rule.scope, "pastRetention": len(past)}
 
 

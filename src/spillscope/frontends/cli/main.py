@@ -241,7 +241,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         sp.add_argument("root", help="the spill root")
         sp.add_argument("--older-than", type=parse_duration, metavar="DURATION",
                         help="delete files whose mtime is strictly older than this (default 30d; another agent: its own rule)")
-        sp.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
+        dry = sp.add_mutually_exclusive_group()
+        dry.add_argument("--apply", action="store_true", help="delete (default: only list what would go)")
+        # prune is a dry run by default; --dry-run says so explicitly (a script may want it said).
+        dry.add_argument("--dry-run", action="store_true", help="only list what would go (the default; --apply deletes)")
         sp.add_argument("--logs", help="session logs: keep every artifact an active log still names")
         sp.add_argument("--keep-active", type=parse_duration, metavar="DURATION",
                         help="a log written within this is active (default 24h; needs --logs)")
