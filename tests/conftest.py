@@ -158,3 +158,19 @@ def s3_bucket(s3_server) -> str:
     name = "t-" + secrets.token_hex(6)
     create_bucket(s3_server, name)
     return name
+
+
+@pytest.fixture(params=["avx2", "avx512"])
+def nat(request):
+    """The accelerator with the AVX-512BW twins of its kernels off (AVX2) and on, where the CPU
+    has them (a test file's own ``nat`` fixture takes precedence)."""
+    from spillscope.util import native
+
+    if native.NATIVE is None or not native.NATIVE.simd():
+        pytest.skip("these kernels need the C accelerator with AVX2")
+    was = native.NATIVE.avx512()
+    if native.NATIVE.avx512(request.param == "avx512") != (request.param == "avx512"):
+        native.NATIVE.avx512(was)
+        pytest.skip("this CPU has no AVX-512BW")
+    yield native.NATIVE
+    native.NATIVE.avx512(was)

@@ -19,25 +19,11 @@ import pytest
 from spillscope.inspect.search import pattern as P
 from spillscope.inspect.search.escapes import deframe, measure_escaped
 from spillscope.inspect.search.prefilter import HALVES_MAX, HALVES_MIN, may_match_many
-from spillscope.util import native
 from spillscope.util.text import js_json_string
 
 ALPHABET = ["a", "b", " ", "x", "\n", "\\", '"', "\t", "é", "界", "😀", "\u2028", "/", "q", "z", "e\u0301", "\r\n",
             "k", "w"]
 HEAD = b"### Message 1: user\n\n"
-
-
-@pytest.fixture(params=["avx2", "avx512"])
-def nat(request):
-    """The accelerator, with the AVX-512BW twins of its kernels off (AVX2) and on, where the CPU has them."""
-    if native.NATIVE is None or not native.NATIVE.simd():
-        pytest.skip("the halves need the C accelerator with AVX2")
-    was = native.NATIVE.avx512()
-    if native.NATIVE.avx512(request.param == "avx512") != (request.param == "avx512"):
-        native.NATIVE.avx512(was)
-        pytest.skip("this CPU has no AVX-512BW")
-    yield native.NATIVE
-    native.NATIVE.avx512(was)
 
 
 def escaped(text: str) -> bytes:

@@ -39,18 +39,6 @@ def lines_of(text: str) -> bytes:
                     for i in range(0, len(cps), 64))
 
 
-@pytest.fixture(params=["avx2", "avx512"])
-def nat(request):
-    """The accelerator, its skip kernel in AVX2 and (where the CPU has it) AVX-512BW."""
-    if native.NATIVE is None or not native.NATIVE.simd():
-        pytest.skip("skip_lines needs the C accelerator with AVX2")
-    was = native.NATIVE.avx512()
-    if native.NATIVE.avx512(request.param == "avx512") != (request.param == "avx512"):
-        native.NATIVE.avx512(was)
-        pytest.skip("this CPU has no AVX-512BW")
-    yield native.NATIVE
-    native.NATIVE.avx512(was)
-
 
 def skip(nat, tmp_path: Path, data: bytes, needle: bytes, folded: bool, keep: int) -> tuple[int, int, int]:
     path = tmp_path / "t.txt"
