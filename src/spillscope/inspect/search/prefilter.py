@@ -45,6 +45,7 @@ import re
 from typing import Callable, Sequence
 
 from ...util import native
+from ...formats.transcript.layout import JSON_SPACE
 from ...util.text import js_json_string
 from .pattern import Pattern
 from .source import Source, close_source, open_source, read_range, source_size
@@ -67,7 +68,8 @@ NATIVE_MAX_SIZE = 1 << 62
 HALVES_MIN, HALVES_MAX = 16, 65
 #: A newline framed by whitespace the parser takes and the writer never writes (``pf_odd_newline``
 #: in ``_native.c``): a join these rules would not see.
-ODD_FRAMING = re.compile(rb'[ \t\r]\n|"\n[ \t\r]')
+_SPACE = b"[" + re.escape(JSON_SPACE) + b"]"
+ODD_FRAMING = re.compile(_SPACE + b'\n|"\n' + _SPACE)
 
 
 def _find(buf: bytes, needle: bytes, ignore_case: bool) -> bool:
