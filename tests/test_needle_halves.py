@@ -544,3 +544,27 @@ def test_a_file_framed_otherwise_is_never_ruled_out_by_the_file_level_rules(nat,
             by_file = {p: [(h.message, h.start) for h in hits if h.path.endswith(p.name)]
                        for p in (plain_path, framed_path)}
             assert by_file[plain_path] and by_file[framed_path] == by_file[plain_path], (needle, folded)
+
+
+@pytest.mark.parametrize("odd", [b'"\n\n"', b'" \n"', b'"\n "', b'"\r\n"', b'"\t\n"', b"\n", b'"\ntext after\n'])
+def test_one_message_framed_otherwise_anywhere_is_never_ruled_out(nat, odd: bytes) -> None:
+    """``_native.halves`` of one message's lines rules it out only where every newline but the
+    last is a '"\\n"' join: a blank line, whitespace about a newline, a raw newline inside a
+    line or text after the lines, at every offset of messages of every length (each block of
+    the vector loop, its edges and the scalar tail), is a 1 (decoded), never a 0."""
+    needle = escaped("a needle nowhere in the text")
+    wrong = []
+    for lines in (1, 2, 5, 40):
+        body = b'"' + b'"\n"'.join(b"w" * 70 for _ in range(lines)) + b'"\n'
+        assert nat.halves(body, 0, len(body), needle, False) == 0
+        for at in range(1, len(body) - 1):
+            if body[at - 1 : at + 1] == b'"\n':
+                # the framing replaced at this join ('"\n"' spans at - 1 .. at + 1)
+                bad = body[: at - 1] + odd + body[at + 2 :]
+            elif body[at] != 0x77 or at % 7:
+                continue
+            else:
+                bad = body[:at] + odd[odd.index(b"\n"):odd.index(b"\n") + 1] + body[at:]  # a raw newline in a line
+            if nat.halves(bad, 0, len(bad), needle, False) == 0:
+                wrong.append((lines, at))
+    assert not wrong, wrong[:5]

@@ -1468,7 +1468,7 @@ static inline __attribute__((always_inline)) int pf_block_joins(uint64_t joins, 
 
 /* pf_halves' last bytes from i, one at a time, and its verdict. */
 static int pf_halves_tail(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, int folded, const sk_half *A,
-                          const sk_half *B, Py_ssize_t apart, Py_ssize_t last_join, int close_joins) {
+                          const sk_half *B, Py_ssize_t apart, Py_ssize_t last_join, int close_joins, int strict) {
     for (; i < n; i++) {
         if (in[i] == '\\' && i + 1 < n && (in[i + 1] == 'u' || in[i + 1] == '/')) return 1;
         if (i + A->h <= n && sk_half_at(in + i, A, folded)) return 1;
@@ -1476,7 +1476,7 @@ static int pf_halves_tail(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, i
         if (in[i] == '\n' && i >= 1 && i + 1 < n && in[i - 1] == '"' && in[i + 1] == '"') {
             close_joins |= i - last_join < apart;
             last_join = i;
-        } else if (in[i] == '\n' && pf_odd_newline(in, n, i)) {
+        } else if (in[i] == '\n' && (strict ? i + 1 < n : pf_odd_newline(in, n, i))) {
             return 1;
         }
     }
@@ -1495,7 +1495,8 @@ static int pf_halves_tail(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, i
  * short has a pair of them too close at its ends or inside it. Checked branch-free (a block
  * holds one join or none where the lines are 64 code points). */
 AVX_TARGET static inline __attribute__((always_inline)) int
-pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int folded, const sk_half *A, const sk_half *B) {
+pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int folded, const sk_half *A, const sk_half *B,
+               int strict) {
     const Py_ssize_t apart = m + 2; /* joins at j1 < j2 leave j2 - j1 - 3 bytes between them */
     Py_ssize_t i = 0, last_join = -(Py_ssize_t)1 << 40;
     uint64_t prev_q = 0; /* in[i - 1] is a quote */
@@ -1510,14 +1511,15 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
         uint64_t joins = nls & ((q << 1) | prev_q) & sk_eq64(w0, w1, '"');
         prev_q = q >> 63;
         uint64_t ca = sk_half_mask(p, A, folded), cb = sk_half_mask(p, B, folded);
-        if (esc || pf_odd_newlines(in, n, i, nls & ~joins)) return 1;
+        uint64_t odd = nls & ~joins;
+        if (esc || (odd && (strict || pf_odd_newlines(in, n, i, odd)))) return 1;
         for (; ca; ca &= ca - 1)
             if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) return 1;
         for (; cb; cb &= cb - 1)
             if (sk_half_at(p + __builtin_ctzll(cb), B, folded)) return 1;
         close_joins |= pf_block_joins(joins, i, apart, &last_join);
     }
-    return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins);
+    return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins, strict);
 }
 
 /* Bit k set where the half may start at p + k (k < 64), as sk_half_mask: AVX-512BW compares
@@ -1538,7 +1540,7 @@ AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_mas
  * 256-bit ones; what it saves is the instructions, about half of them. */
 AVX512_TARGET static inline __attribute__((always_inline)) int
 pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int folded, const sk_half *A,
-                  const sk_half *B) {
+                  const sk_half *B, int strict) {
     const Py_ssize_t apart = m + 2;
     Py_ssize_t i = 0, last_join = -(Py_ssize_t)1 << 40;
     uint64_t prev_q = 0;
@@ -1557,7 +1559,7 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
         uint64_t ca = sk_half_mask512(p, A, folded), cb = sk_half_mask512(p, B, folded);
         uint64_t odd = nls & ~joins; /* a header's newlines, or a framing the writer never writes */
         if (esc | ca | cb | odd) {
-            if (esc || pf_odd_newlines(in, n, i, odd)) return 1;
+            if (esc || (odd && (strict || pf_odd_newlines(in, n, i, odd)))) return 1;
             for (; ca; ca &= ca - 1)
                 if (sk_half_at(p + __builtin_ctzll(ca), A, folded)) return 1;
             for (; cb; cb &= cb - 1)
@@ -1565,20 +1567,24 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
         }
         close_joins |= pf_block_joins(joins, i, apart, &last_join);
     }
-    return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins);
+    return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins, strict);
 }
 
 AVX512_TARGET static int pf_halves512(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, int folded,
-                                      const sk_half *A, const sk_half *B) {
-    return folded ? pf_halves512_impl(in, n, m, 1, A, B) : pf_halves512_impl(in, n, m, 0, A, B);
+                                      const sk_half *A, const sk_half *B, int strict) {
+    return folded ? pf_halves512_impl(in, n, m, 1, A, B, strict) : pf_halves512_impl(in, n, m, 0, A, B, strict);
 }
 
 /* pf_halves_impl compiled for each case (no fold to OR in where there is none), with
- * AVX-512BW where the CPU has it */
+ * AVX-512BW where the CPU has it. ``strict``: in[0:n] is one message's fragment lines, to be
+ * framed as the writer frames them: a newline that is no join (but the last byte) is a 1, the
+ * search decodes it (whitespace about a newline, which the parser's JSON accepts; a blank
+ * line; text after the last message) and says what it is; else only an odd framing
+ * (pf_odd_newline) is, a header's newlines are not. */
 AVX_TARGET static int pf_halves(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, int folded, const sk_half *A,
-                                const sk_half *B) {
-    if (use_avx512()) return pf_halves512(in, n, m, folded, A, B);
-    return folded ? pf_halves_impl(in, n, m, 1, A, B) : pf_halves_impl(in, n, m, 0, A, B);
+                                const sk_half *B, int strict) {
+    if (use_avx512()) return pf_halves512(in, n, m, folded, A, B, strict);
+    return folded ? pf_halves_impl(in, n, m, 1, A, B, strict) : pf_halves_impl(in, n, m, 0, A, B, strict);
 }
 #endif
 
@@ -1678,7 +1684,7 @@ static int pf_mapped(pf_job *j, int fd, Py_ssize_t size) {
     sigjmp_buf jb;
     if (sigsetjmp(jb, 1) == 0) {
         sk_jmp = &jb;
-        v = map[size - 1] != '\n' ? 1 : pf_halves(map, size, j->esc_len, j->folded, &hv[0], &hv[1]);
+        v = map[size - 1] != '\n' ? 1 : pf_halves(map, size, j->esc_len, j->folded, &hv[0], &hv[1], 0);
     }
     sk_jmp = NULL;
     munmap(map, (size_t)size);
@@ -1752,7 +1758,7 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
 #ifdef HAVE_SIMD_STATS
     if (j->halves != NULL) {
         const sk_half *hv = (const sk_half *)j->halves;
-        int v = pf_halves(h, size, j->esc_len, j->folded, &hv[0], &hv[1]);
+        int v = pf_halves(h, size, j->esc_len, j->folded, &hv[0], &hv[1], 0);
         if (v != 2) return (unsigned char)v;
     }
 #endif
@@ -1849,23 +1855,7 @@ done:
  * text cannot hold it (the search need not decode the message), 1 when it may, 2 when two
  * joins are too close to tell, -1 where the halves do not apply (no AVX2, a needle outside
  * HALVES_MIN-HALVES_MAX bytes). The prefilter's rule, per message instead of per file, and
- * only over lines framed as the writer frames them (pf_lines_regular; else 1). */
-/* Whether p[0:n] is fragment lines as the writer frames them: '"' first, '"\n' last, and
- * every newline between a closing and an opening quote. Anything else (whitespace about a
- * newline, which the parser's JSON accepts; a blank line; text after the last message) is
- * left to the search, which decodes it or says what is wrong with it. */
-static int pf_lines_regular(const unsigned char *p, Py_ssize_t n) {
-    if (n < 3 || p[0] != '"' || p[n - 1] != '\n' || p[n - 2] != '"') return 0;
-    Py_ssize_t i = 0;
-    for (;;) {
-        const unsigned char *q = memchr(p + i, '\n', (size_t)(n - 1 - i));
-        if (q == NULL) return 1;
-        Py_ssize_t j = q - p;
-        if (p[j - 1] != '"' || p[j + 1] != '"') return 0;
-        i = j + 1;
-    }
-}
-
+ * only over lines framed as the writer frames them (pf_halves' ``strict``; else 1). */
 static PyObject *native_halves(PyObject *self, PyObject *args) {
     Py_buffer view, pin;
     int folded;
@@ -1881,7 +1871,12 @@ static PyObject *native_halves(PyObject *self, PyObject *args) {
         sk_half_init(&halves[1], (const unsigned char *)pin.buf + pin.len - h, h, pin.len - h);
         const unsigned char *p = (const unsigned char *)view.buf + start;
         Py_BEGIN_ALLOW_THREADS
-        v = pf_lines_regular(p, end - start) ? pf_halves(p, end - start, pin.len, folded, &halves[0], &halves[1]) : 1;
+        Py_ssize_t n = end - start;
+        /* a message's lines: a quote first, a quote and a newline last, every newline between
+         * a join (pf_halves' strict rule) */
+        v = n >= 3 && p[0] == '"' && p[n - 1] == '\n' && p[n - 2] == '"'
+                ? pf_halves(p, n, pin.len, folded, &halves[0], &halves[1], 1)
+                : 1;
         Py_END_ALLOW_THREADS
     }
 #endif
