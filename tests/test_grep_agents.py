@@ -226,6 +226,9 @@ def test_files_with_matches_and_counts_in_path_order(agent: str) -> None:
     spills = [p for p, n in want.items() if str(p) in {str(f) for f, k in _files(agent, tree) if k == "spill"}]
     kinded = run(pattern, str(tree), "-c", "--kind", "tool-output")
     assert kinded.stdout.splitlines() == [f"{p}: {want[p]}" for p in spills]
+    # -q: nothing written, the exit says whether there is a hit; -F is the default said.
+    quiet = [run(pattern, str(tree), "-q", *extra) for extra in ([], ["-F"], ["--session", "no-such-session"])]
+    assert [(q.returncode, q.stdout) for q in quiet] == [(0, ""), (0, ""), (1, "")], [q.stderr for q in quiet]
 
 
 @pytest.mark.parametrize("agent", AGENTS)

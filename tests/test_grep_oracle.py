@@ -691,3 +691,11 @@ def test_line_numbers_context_files_counts_and_filters_are_the_oracles(corpus: t
     compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], kept)
     proc = grep(c, "ab", "-l", "--session", "session-000000000000", scanners="native")
     assert (proc.returncode, proc.stdout) == (1, b"")
+    # grep's -F (the default, said) gives the same hits; -q writes nothing, its exit says all.
+    proc = grep(c, "ab", "-F", scanners="native")
+    compare([json.loads(x) for x in proc.stdout.decode().split("\n") if x], want)
+    assert [(p.returncode, p.stdout, p.stderr) for p in (grep(c, "ab", "-q", scanners="native"),
+                                                         grep(c, "ab", "-q", "--kind", "unknown", scanners="native"))
+            ] == [(0, b"", b""), (1, b"", b"")]
+    both = grep(c, "ab", "-E", "-F", scanners="native")
+    assert both.returncode == 2 and b"not allowed with" in both.stderr and both.stdout == b""

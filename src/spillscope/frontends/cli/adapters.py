@@ -62,11 +62,12 @@ def pattern_text(args: argparse.Namespace) -> str:
 
 def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from .grep import GrepError, grep
+    from .grep_output import grep_mode
     from ...inspect.search.pattern import Pattern
 
     try:
         text = pattern_text(args)
-        mode = "files" if args.files_with_matches else "count" if args.count else "hits"
+        mode = grep_mode(args.files_with_matches, args.count, args.quiet)
         return grep(args.root, Pattern(text, regex=args.regex, ignore_case=args.ignore_case), out, sys.stderr,
                     logs=args.logs, rebase=args.rebase, as_json=args.json, max_count=args.max_count, mode=mode,
                     line_number=args.line_number, context=args.context, color=args.color, sessions=args.session,

@@ -216,20 +216,22 @@ def cmd_grep(args: argparse.Namespace, out: TextIO) -> int:
     from ...dialects.search import UnknownKind, search_tree
     from ...inspect.search.pattern import Pattern, PatternError
     from .adapters import pattern_text
-    from .grep_output import Output, by_file, use_color, write_file, write_finding
+    from .grep_output import Output, by_file, first_hit, grep_mode, use_color, write_file, write_finding
 
     try:
         compiled = Pattern(pattern_text(args), regex=args.regex, ignore_case=args.ignore_case).compile()
     except PatternError as exc:
         raise UsageError(str(exc)) from None
-    mode = "files" if args.files_with_matches else "count" if args.count else "hits"
+    mode = grep_mode(args.files_with_matches, args.count, args.quiet)
     how = Output(args.json, mode, args.line_number or args.context > 0, args.context,
                  use_color(args.color, out, args.json), line_key="text_line")
-    events = search_tree(args.dialect, args.root, compiled, max_count=1 if mode == "files" else args.max_count,
+    events = search_tree(args.dialect, args.root, compiled, max_count=1 if mode in ("files", "quiet") else args.max_count,
                          line_numbers=how.line_number and mode == "hits", context=args.context if mode == "hits" else 0,
                          sessions=args.session, kinds=args.kind)
     hits = 0
     try:
+        if mode == "quiet":
+            return first_hit(events, sys.stderr)
         for item in by_file(events):
             if isinstance(item, Finding):
                 write_finding(item, sys.stderr)

@@ -4,7 +4,8 @@ Human output: one line per hit (path, message, line with ``-n``, offsets, seen/o
 a line of context with controls made visible and the hit marked (``-C N``: N lines on each
 side too). ``-l``: the artifacts with a hit; ``-c``: their hit counts. ``--json``: JSON Lines
 (docs/cli.md). Findings about artifacts that could not be searched go to stderr and never
-stop the search. Exit 0 with hits, 1 without, 2 on error.
+stop the search. ``-q``: nothing written, the search stopped at its first hit. Exit 0 with
+hits, 1 without, 2 on error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, search_root
 from ...util.text import ascii_json
 from .args import UsageError, check_logs, open_root
-from .grep_output import GrepError, Output, Shown, by_file, use_color, write_file, write_finding
+from .grep_output import GrepError, Output, Shown, by_file, first_hit, use_color, write_file, write_finding
 
 if TYPE_CHECKING:  # the line counter (and the transcript parser under it) loads only for -n/-C
     from ...inspect.search.lines import HitLines
@@ -62,13 +63,15 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     except PatternError as exc:
         raise GrepError(str(exc)) from None
     how = Output(as_json, mode, line_number or context > 0, context, use_color(color, out, as_json))
-    # -l needs one hit per artifact to name it: the search of an artifact stops there.
-    limit = 1 if mode == "files" else max_count
+    # -l needs one hit per artifact to name it, -q one in all: the search of an artifact stops there.
+    limit = 1 if mode in ("files", "quiet") else max_count
     hits = 0
     # The text of a hit is shown only in human output: JSON, -l and -c write offsets at most.
     spans_only = as_json or mode != "hits"
     events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
                          context=not spans_only)
+    if mode == "quiet":
+        return first_hit(events, err)
     for item in by_file(events):
         if isinstance(item, Finding):
             write_finding(item, err)

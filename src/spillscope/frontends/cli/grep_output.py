@@ -25,7 +25,8 @@ class GrepError(Exception):
 
 @dataclass(frozen=True)
 class Output:
-    """How hits are written: ``mode`` is ``hits``, ``files`` (``-l``) or ``count`` (``-c``)."""
+    """How hits are written: ``mode`` is ``hits``, ``files`` (``-l``) or ``count`` (``-c``)
+    (``quiet``, ``-q``, writes none: :func:`first_hit`)."""
 
     as_json: bool = False
     mode: str = "hits"
@@ -79,6 +80,26 @@ def by_file(events: Iterator[H | Finding]) -> Iterator[Finding | list[H]]:
         group.append(ev)
     if group:
         yield group
+
+
+def grep_mode(files_with_matches: bool, count: bool, quiet: bool) -> str:
+    """The output mode of ``-l``, ``-c`` and ``-q`` (argparse lets one at most), else ``hits``."""
+    return "files" if files_with_matches else "count" if count else "quiet" if quiet else "hits"
+
+
+def first_hit(events: Iterator[H | Finding], err: TextIO) -> int:
+    """``-q``: the findings before the first hit written to ``err``; 0 at that hit (the search
+    closed there, what runs ahead stopped), 1 when there is none."""
+    try:
+        for ev in events:
+            if not isinstance(ev, Finding):
+                return 0
+            write_finding(ev, err)
+        return 1
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
 
 
 def write_finding(item: Finding, err: TextIO) -> None:

@@ -260,7 +260,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         sp.add_argument("pattern", help="a fixed string (default) or, with -E, an RE2 regex (linear time)")
         common(sp)
         sp.add_argument("-i", "--ignore-case", action="store_true", help="match regardless of case")
-        sp.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
+        matcher = sp.add_mutually_exclusive_group()
+        matcher.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regex (syntax below)")
+        # grep's spelling of the default: a script written for grep -F runs unchanged.
+        matcher.add_argument("-F", "--fixed-strings", action="store_true",
+                             help="PATTERN is a fixed string (the default)")
         sp.add_argument("--json-pattern", action="store_true",
                         help='PATTERN is a JSON string literal (for NUL, controls, lone surrogates: \'"\\ud800"\')')
         sp.add_argument("--json", action="store_true", help="JSON Lines, one object per hit")
@@ -272,6 +276,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         listing = sp.add_mutually_exclusive_group()
         listing.add_argument("-l", "--files-with-matches", action="store_true", help="only the artifacts with a hit")
         listing.add_argument("-c", "--count", action="store_true", help="only the number of hits per artifact with any")
+        listing.add_argument("-q", "--quiet", action="store_true",
+                             help="write nothing; stop at the first hit (exit 0 on a hit, 1 without, 2 on error)")
         sp.add_argument("--session", action="append", metavar="ID",
                         help="only this session (its id in the logs or its dir's name; another agent's session id); "
                              "repeatable")

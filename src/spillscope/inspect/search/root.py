@@ -176,7 +176,8 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
                 rebase: str | None = None, max_count: int | None = None,
                 sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
                 cancelled: Callable[[], bool] = lambda: False,
-                findings_first: bool = False, context: bool = True) -> Iterator[SearchHit | Finding]:
+                findings_first: bool = False,
+                context: bool = True) -> Generator[SearchHit | Finding, None, None]:
     """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted
     by session dir and name), with a :class:`Finding` for each artifact that could not be
     searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``);
