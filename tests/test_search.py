@@ -1301,11 +1301,11 @@ def test_native_message_text_gives_the_decoder_s_text_or_declines(text: str, upp
     if upper:
         body = body.upper()  # uppercase hex digits (and escapes JSON does not have: declined)
     raw = body.encode("utf-8", "surrogatepass")
-    work, out = bytearray(len(raw) + 64), bytearray(len(raw) + 64)
+    out = bytearray(len(raw) + 64)
 
     def text_of(b: bytes) -> bytes | None:
         line = b'"' + b + b'"\n'
-        n = native.NATIVE.message_text(line, 0, len(line), work, out)  # type: ignore[union-attr]
+        n = native.NATIVE.message_text(line, 0, len(line), out)  # type: ignore[union-attr]
         return None if n < 0 else bytes(out[:n])
 
     got = text_of(raw)
@@ -1317,14 +1317,14 @@ def test_native_message_text_gives_the_decoder_s_text_or_declines(text: str, upp
 
 
 def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> None:
-    """native.message_text (deframe, then unescape, into reused buffers) gives the UTF-8 of the
+    """native.message_text (joined and unescaped into a reused buffer) gives the UTF-8 of the
     exact text of fragment lines of every length, escapes side by side and at 16-byte
     edges, or -1 where the Python path would decode otherwise."""
     if native.NATIVE is None:
         pytest.skip("no native accelerator here")
     nat = native.NATIVE
     rng = random.Random(11 + simd)
-    work, out = bytearray(1 << 16), bytearray(1 << 16)
+    out = bytearray(1 << 16)
     for _ in range(3000):
         text = "".join(rng.choice(["a", "b", '"', "\n", "\\", "é", "😀", "\t", "x" * rng.randrange(1, 40)])
                        for _ in range(rng.randrange(1, 40)))
@@ -1332,12 +1332,98 @@ def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> N
         lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
         pad = b"junk" * rng.randrange(3)
         data = pad + lines + pad
-        n = nat.message_text(data, len(pad), len(pad) + len(lines), work, out)
+        n = nat.message_text(data, len(pad), len(pad) + len(lines), out)
         assert n >= 0 and bytes(out[:n]) == text.encode(), (text, lines)
-    assert nat.message_text(b'"a\\ud800"\n', 0, 11, work, out) == -1
-    assert nat.message_text(b'"a\x01"\n', 0, 6, work, out) == -1
+    assert nat.message_text(b'"a\\ud800"\n', 0, 11, out) == -1
+    assert nat.message_text(b'"a\x01"\n', 0, 6, out) == -1
     with pytest.raises(ValueError):
-        nat.message_text(b'"a"\n', 0, 4, work, work)
+        nat.message_text(b'"a"\n', 0, 4, bytearray(3))  # too small
+    same = bytearray(b'"a"\n')
+    with pytest.raises(ValueError):
+        nat.message_text(same, 0, 4, same)  # the text written over the lines it is read from
+
+
+@pytest.fixture(params=["sse2", "avx2", "avx512"])
+def kernel(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The accelerator with its vector loops cut down to SSE2, to AVX2, or all on (AVX-512 with
+    VBMI2 where the CPU has it)."""
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("the C accelerator is not built")
+    simd, avx512 = nat.simd(), nat.avx512()
+    want = request.param
+    if want != "sse2" and not nat.simd(True):
+        pytest.skip("no AVX2 here")
+    nat.simd(want != "sse2")
+    if want == "avx512" and not nat.avx512(True):
+        nat.simd(simd)
+        pytest.skip("no AVX-512BW here")
+    if want == "avx2":
+        nat.avx512(False)
+    yield nat
+    nat.simd(simd)
+    nat.avx512(avx512)
+
+
+def _lines_text(lines: bytes) -> bytes | None:
+    """The UTF-8 of the text of fragment lines as the exact parser reads them (each line one
+    JSON string, strict), or None where a line is not one (or the text is no valid UTF-8)."""
+    out = []
+    for line in lines.split(b"\n")[:-1]:
+        try:
+            got = json.loads(line.decode("utf-8"), strict=True)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(got, str) or line[:1] != b'"' or line[-1:] != b'"':
+            return None
+        out.append(got)
+    try:
+        return "".join(out).encode("utf-8")
+    except UnicodeEncodeError:
+        return None  # a lone surrogate: the Python decoder's to say
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_native_message_text_is_the_parser_s_text_or_declines_at_every_offset(kernel: Any, seed: int) -> None:
+    """native.message_text (a message's lines joined and unescaped in one pass: 64 bytes a step
+    with AVX-512 VBMI2, 32 with AVX2, else deframe then unescape) gives the parser's exact
+    text or declines (-1): never other text. Lines of every length with escapes, joins and
+    astral characters at every vector edge, and then one fault planted at each offset: a raw
+    quote, control or newline, a '\"' before a line's newline, a line of a lone quote, a \\u
+    (plain, upper hex, a surrogate), an escape JSON has not, invalid UTF-8, whitespace about a
+    newline. A message without faults is never declined."""
+    rng = random.Random(seed)
+    out = bytearray(1 << 17)
+    atoms = ["a", "xyz", '"', "\\", "\n", "\t", "\r", "\b", "\f", "/", "é", "界", "😀", "\u2028", "\x7f", "u",
+             "n", "q" * 61, "b" * 130]
+    faults = [b'"', b"\x01", b"\n", b'\\"\n"', b'"\n"\n"', b"\\u0041", b"\\u00E9", b"\\ud83d\\ude00", b"\\ud800",
+              b"\\q", b"\\", b"\xff", b"\xc3", b' \n', b'"\r\n"', b'"\n "', b"\\/", b"\\\\"]
+    declined = 0
+    for case in range(60):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randrange(1, 60)))
+        step = rng.choice([1, 2, 5, 31, 32, 33, 63, 64, 65, 200])
+        lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
+        pad = b"#" * rng.randrange(3)
+        got = nat_text(kernel, pad + lines + pad, len(pad), len(pad) + len(lines), out)
+        assert got == text.encode("utf-8"), (step, text)
+        # each offset of the first 140 bytes (two 64-byte blocks and the edges about them), and
+        # some after: O(lines) each, the oracle decoding every line
+        offsets = list(range(1, min(len(lines) - 1, 140))) + rng.sample(range(1, len(lines) - 1),
+                                                                         min(40, len(lines) - 2))
+        for at in offsets:
+            bad = lines[:at] + rng.choice(faults) + lines[at:]
+            if not (bad[:1] == b'"' and bad[-2:] == b'"\n'):
+                continue
+            got = nat_text(kernel, bad, 0, len(bad), out)
+            want = _lines_text(bad)
+            declined += got is None
+            assert got is None or got == want, (bad, got, want)
+    assert declined > 100  # the faults are seen
+
+
+def nat_text(nat: Any, data: bytes, start: int, end: int, out: bytearray) -> bytes | None:
+    n = nat.message_text(data, start, end, out)
+    return None if n < 0 else bytes(out[:n])
 
 
 def test_the_native_prefilter_joins_a_line_edge_at_the_end_of_its_vector_loop(tmp_path: Path, simd: int) -> None:

@@ -125,7 +125,6 @@ class Buffers:
         with Buffers._lock:
             pool = Buffers._pool
             self.raw = pool.pop() if pool else bytearray()
-            self.work = pool.pop() if pool else bytearray()
             self.text = pool.pop() if pool else bytearray()
 
     def _sized(self, name: str, size: int) -> bytearray:
@@ -148,22 +147,21 @@ class Buffers:
         """The UTF-8 text of the fragment lines ``raw[start:end]`` (see the module), or None."""
         nat = native.NATIVE
         assert nat is not None
-        work = self._sized("work", end - start + 16)
-        buf = self._sized("text", end - start + 16)
-        n = nat.message_text(raw, start, end, work, buf)
+        buf = self._sized("text", end - start)
+        n = nat.message_text(raw, start, end, buf)
         return None if n < 0 else memoryview(buf)[:n]
 
     def close(self) -> None:
         with Buffers._lock:
             pool = Buffers._pool
-            for buf in (self.raw, self.work, self.text):
+            for buf in (self.raw, self.text):
                 if len(pool) < POOL and len(buf) <= KEEP:
                     pool.append(buf)
-        self.raw = self.work = self.text = bytearray()
+        self.raw = self.text = bytearray()
 
 
-#: Buffers kept for reuse (three per file searched at once), and the biggest kept.
-POOL, KEEP = 9, 16 << 20
+#: Buffers kept for reuse (two per file searched at once), and the biggest kept.
+POOL, KEEP = 6, 16 << 20
 
 
 def plain_text(data: memoryview) -> tuple[int, int] | None:
