@@ -10,12 +10,14 @@ hits, 1 without, 2 on error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection, TextIO
+import io
+from typing import TYPE_CHECKING, Collection, Iterator, TextIO
 
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, search_root
+from ...inspect.search.split import PARTS_PER_WORKER, map_parts, parts, workers, worth_splitting
 from ...util.text import ascii_json
 from .args import UsageError, check_logs, open_root
 from .grep_output import GrepError, Output, Shown, by_file, first_hit, use_color, write_file, write_finding
@@ -65,27 +67,53 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     how = Output(as_json, mode, line_number or context > 0, context, use_color(color, out, as_json))
     # -l needs one hit per artifact to name it, -q one in all: the search of an artifact stops there.
     limit = 1 if mode in ("files", "quiet") else max_count
-    hits = 0
     # The text of a hit is shown only in human output: JSON, -l and -c write offsets at most.
     spans_only = as_json or mode != "hits"
+    split = None
+    if store.tree is not None and logs is None and sessions is None and mode != "quiet" and worth_splitting():
+        # A local root of many session dirs: parts of it searched and written in forked
+        # workers (all cores for the search's Python too), their output in the root's order.
+        split = parts(store.tree, workers() * PARTS_PER_WORKER)
+    if split is not None:
+        cut = split
+
+        def job(index: int) -> tuple[int, str, str]:
+            o, e = io.StringIO(), io.StringIO()
+            events = search_root(store, pattern, max_count=limit, kinds=kinds, context=not spans_only, part=cut[index])
+            return _write(events, how, o, e), o.getvalue(), e.getvalue()
+
+        hits = 0
+        for n, text, errors in map_parts(job, len(cut), workers()):
+            hits += n
+            out.write(text)
+            err.write(errors)
+        out.flush()
+        return 0 if hits else 1
     events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
                          context=not spans_only)
     if mode == "quiet":
         return first_hit(events, err)
+    hits = _write(events, how, out, err)
+    out.flush()
+    return 0 if hits else 1
+
+
+def _write(events: Iterator[SearchHit | Finding], how: Output, out: TextIO, err: TextIO) -> int:
+    """The hits as ``how`` says (the findings to ``err``), artifact by artifact: how many."""
+    hits = 0
     for item in by_file(events):
         if isinstance(item, Finding):
             write_finding(item, err)
             continue
         hits += len(item)
         shown: list[Shown] = []
-        if mode == "hits" and as_json and not how.line_number:
+        if how.mode == "hits" and how.as_json and not how.line_number:
             # Only the record is written: no line of context to make (a dense pattern's
             # hits are many, and this is the whole of each one's output).
             out.write("".join([ascii_json(h.to_json()) + "\n" for h in item]))
             continue
-        if mode == "hits":
+        if how.mode == "hits":
             lines: list[HitLines | None] = list(_with_lines(item, how.context)) if how.line_number else [None] * len(item)
             shown = [_shown(h, ln) for h, ln in zip(item, lines)]
         write_file(item[0].path, len(item), shown, how, out)
-    out.flush()
-    return 0 if hits else 1
+    return hits

@@ -14,10 +14,10 @@ C spends most of its Python time here.
 from __future__ import annotations
 
 import os
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence, Union
 
 from ..findings import Finding, finding
-from .tree import classify_name, lstat_artifact, root_plan
+from .tree import SessionSpec, classify_name, lstat_artifact, root_plan
 
 
 class SearchableFile(NamedTuple):
@@ -29,7 +29,18 @@ class SearchableFile(NamedTuple):
     kind: str
 
 
-def iter_searchable(root: str) -> Iterator[SearchableFile | Finding]:
+#: One entry of the root, as :func:`~.tree.root_plan` gives it: a session dir's spec or a finding.
+PlanItem = Union[Finding, SessionSpec]
+
+
+def searchable_plan(root: str) -> list[PlanItem] | None:
+    """The root's entries that :func:`iter_searchable` walks, in its order (a part of them is
+    walked by passing it as ``plan``), or None where the root is unusable (the walk says why)."""
+    done, plan = root_plan(root)
+    return None if done is not None else plan
+
+
+def iter_searchable(root: str, plan: Sequence[PlanItem] | None = None) -> Iterator[SearchableFile | Finding]:
     """Every regular file of every session dir under the local dir ``root``, sorted by session
     dir and name, and the findings :func:`~.tree.scan_root` gives for what is not one
     (symlinks, other entries where an artifact belongs, unreadable or vanished dirs and
@@ -37,11 +48,13 @@ def iter_searchable(root: str) -> Iterator[SearchableFile | Finding]:
     where its dir comes, so that a search can start on the first files while the walk goes on
     (on a root of 7,000 files the walk is a fifth of a search that rules every file out).
     Findings about names, modes or stray entries of the root are not made: they stop nothing
-    being searched."""
-    done, plan = root_plan(root)
-    if done is not None:
-        yield from done.findings
-        return
+    being searched. ``plan``: only these entries of the root (a part of
+    :func:`searchable_plan`'s, for a search split across processes)."""
+    if plan is None:
+        done, plan = root_plan(root)
+        if done is not None:
+            yield from done.findings
+            return
     for item in plan:
         if isinstance(item, Finding):
             if item.code != "unexpected-entry":  # a stray entry of the root is not an artifact

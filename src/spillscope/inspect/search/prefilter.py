@@ -191,6 +191,11 @@ def may_match(path: str, transcript: bool, pattern: Pattern) -> bool:
 _TOOL, _TRANSCRIPT, _ALWAYS = 0, 1, 2
 
 
+#: Threads of a native check (None: one per CPU this process may run on); a worker of a split
+#: search (see .split) sets 1: the workers are the cores.
+THREADS: int | None = None
+
+
 def cores() -> int:
     """The CPUs this process may run on."""
     try:
@@ -238,6 +243,6 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
     if skips_lines(pattern) and not HALVES_MIN <= len(escaped) <= HALVES_MAX:
         transcript_max = min(SKIP_ABOVE, max(WHOLE_MAX, 0))
     verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
-                             cores(), NATIVE_CHUNK, transcript_max)
+                             THREADS or cores(), NATIVE_CHUNK, transcript_max)
     # 2: not opened as a regular file: the search opens it again and says why.
     return [v == 2 or (v == 1 and not (never and not t)) for v, t in zip(verdicts, transcript)]

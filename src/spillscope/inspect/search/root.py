@@ -15,13 +15,14 @@ from collections import deque
 from contextlib import closing
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator, Sequence
 
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
 from .prefilter import may_match, may_match_many
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
 from ..findings import Finding, finding, set_apart
+from ..scan.searchable import PlanItem
 from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
 
@@ -140,11 +141,12 @@ def _local_targets(root: str) -> tuple[list[_Target], list[Finding]]:
     return set_apart(_walk_local_targets(root))
 
 
-def _walk_local_targets(root: str) -> Iterator[_Target | Finding]:
-    """:func:`_local_targets` as the walk goes (:func:`..scan.searchable.iter_searchable`)."""
+def _walk_local_targets(root: str, part: Sequence[PlanItem] | None = None) -> Iterator[_Target | Finding]:
+    """:func:`_local_targets` as the walk goes (:func:`..scan.searchable.iter_searchable`);
+    ``part``: of these entries of the root only."""
     from ..scan.searchable import iter_searchable
 
-    for f in iter_searchable(root):
+    for f in iter_searchable(root, part):
         if isinstance(f, Finding):
             yield f
             continue
@@ -176,8 +178,8 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
                 rebase: str | None = None, max_count: int | None = None,
                 sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
                 cancelled: Callable[[], bool] = lambda: False,
-                findings_first: bool = False,
-                context: bool = True) -> Generator[SearchHit | Finding, None, None]:
+                findings_first: bool = False, context: bool = True,
+                part: Sequence[PlanItem] | None = None) -> Generator[SearchHit | Finding, None, None]:
     """Every hit of ``pattern`` under ``root`` as it is found, artifact by artifact (sorted
     by session dir and name), with a :class:`Finding` for each artifact that could not be
     searched to its end. ``max_count`` caps the hits per artifact (grep's ``-m``);
@@ -188,12 +190,17 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     hit: for a reader that may stop early (a cap on hits shown), which would otherwise never
     see the findings of the dirs after its last hit. ``context`` False: a hit's ``before``,
     ``match`` and ``after`` may be left empty where leaving them costs less (a reader of
-    spans only, as ``grep --json``: a dense pattern's hits are many)."""
+    spans only, as ``grep --json``: a dense pattern's hits are many). ``part``: only these
+    entries of a local root with no logs (a part of
+    :func:`~..scan.searchable.searchable_plan`'s: a search split across processes, see
+    :mod:`.split`)."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
     local = store.tree is not None
     wanted = None if kinds is None else {KIND_NAMES.get(k, k) for k in kinds}
+    if part is not None and not (local and logs is None and sessions is None and not findings_first):
+        raise ValueError("a part of a root is searched only on a local root, with no logs or sessions")
     if local and logs is None and sessions is None and not findings_first:
         # Nothing to link: the walk feeds the search as it goes, and the first files are
         # checked (in C, on other cores) while the walk goes on; each finding of the walk
@@ -201,7 +208,7 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
         walked: list[Finding] = []
 
         def walk() -> Iterator[_Target]:
-            for item in _walk_local_targets(root_s):
+            for item in _walk_local_targets(root_s, part):
                 if isinstance(item, Finding):
                     walked.append(item)
                 elif wanted is None or item.kind in wanted:
