@@ -15,7 +15,7 @@ from collections import deque
 from contextlib import closing
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator, NamedTuple, Sequence
 
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["SearchHit", "search_root"]
 
 
-@dataclass(frozen=True)
-class SearchHit:
-    """A hit in a root: where (artifact, message), the exact span, and whether the model saw it."""
+class SearchHit(NamedTuple):
+    """A hit in a root: where (artifact, message), the exact span, and whether the model saw it.
+    Immutable; a NamedTuple, as each per-hit record (see .records.MessageHit)."""
 
     path: str
     session: str | None
