@@ -1305,7 +1305,8 @@ def test_native_message_text_gives_the_decoder_s_text_or_declines(text: str, upp
 
     def text_of(b: bytes) -> bytes | None:
         line = b'"' + b + b'"\n'
-        n = native.NATIVE.message_text(line, 0, len(line), out)  # type: ignore[union-attr]
+        n, cps = native.NATIVE.message_text(line, 0, len(line), out)  # type: ignore[union-attr]
+        assert n < 0 or cps == len(bytes(out[:n]).decode())
         return None if n < 0 else bytes(out[:n])
 
     got = text_of(raw)
@@ -1332,10 +1333,10 @@ def test_native_message_text_is_the_exact_text_of_fragment_lines(simd: int) -> N
         lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
         pad = b"junk" * rng.randrange(3)
         data = pad + lines + pad
-        n = nat.message_text(data, len(pad), len(pad) + len(lines), out)
-        assert n >= 0 and bytes(out[:n]) == text.encode(), (text, lines)
-    assert nat.message_text(b'"a\\ud800"\n', 0, 11, out) == -1
-    assert nat.message_text(b'"a\x01"\n', 0, 6, out) == -1
+        n, cps = nat.message_text(data, len(pad), len(pad) + len(lines), out)
+        assert n >= 0 and bytes(out[:n]) == text.encode() and cps == len(text), (text, lines)
+    assert nat.message_text(b'"a\\ud800"\n', 0, 11, out) == (-1, 0)
+    assert nat.message_text(b'"a\x01"\n', 0, 6, out) == (-1, 0)
     with pytest.raises(ValueError):
         nat.message_text(b'"a"\n', 0, 4, bytearray(3))  # too small
     same = bytearray(b'"a"\n')
@@ -1422,7 +1423,8 @@ def test_native_message_text_is_the_parser_s_text_or_declines_at_every_offset(ke
 
 
 def nat_text(nat: Any, data: bytes, start: int, end: int, out: bytearray) -> bytes | None:
-    n = nat.message_text(data, start, end, out)
+    n, cps = nat.message_text(data, start, end, out)
+    assert n < 0 or cps == len(bytes(out[:n]).decode("utf-8"))
     return None if n < 0 else bytes(out[:n])
 
 

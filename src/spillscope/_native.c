@@ -1220,12 +1220,12 @@ AVX_TARGET static Py_ssize_t unescape_lines(const unsigned char *in, Py_ssize_t 
 }
 #endif
 
-/* message_text(raw, start, end, out) -> int: the UTF-8 text of the fragment lines
+/* message_text(raw, start, end, out) -> (int, int): the UTF-8 text of the fragment lines
  * raw[start:end] (unescape_lines: joined and unescaped in one pass, then checked as UTF-8 and
  * counted), written into the writable buffer ``out`` (at least end - start bytes; never
  * resized, so a search reuses it for every message and file: a fresh bytes object each time
- * cost more in page faults than the work): its length, or -1 where the parser's Python
- * decoder is to say what the lines hold (``out`` is then not to be read). */
+ * cost more in page faults than the work): its length and code points, or (-1, 0) where the
+ * parser's Python decoder is to say what the lines hold (``out`` is then not to be read). */
 static PyObject *native_message_text(PyObject *self, PyObject *args) {
     Py_buffer raw, out;
     Py_ssize_t start, end;
@@ -1257,8 +1257,8 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&raw);
     PyBuffer_Release(&out);
-    if (got < 0 || ok < 0) return PyLong_FromLong(-1);
-    return PyLong_FromSsize_t(got);
+    if (got < 0 || ok < 0) return Py_BuildValue("(nL)", (Py_ssize_t)-1, 0LL);
+    return Py_BuildValue("(nL)", got, cp); /* its code points: counted on the way, not again by the caller */
 }
 
 /* ---------------------------------------------------------------------------------
@@ -2434,7 +2434,7 @@ static PyMethodDef methods[] = {
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
     {"avx512", native_avx512, METH_VARARGS, "avx512(flag=-1) -> bool"},
-    {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, out) -> int"},
+    {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, out) -> (int, int)"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
     {"count", native_count, METH_VARARGS, "count(buf, byte, start=0, end=-1) -> int"},

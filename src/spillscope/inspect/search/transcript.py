@@ -306,7 +306,7 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
                 continue
             text = buffers.message_text(raw, start, end) if end > start else None
         if text is not None and spans is not None:
-            for h in whole.hits(text, spans, left, cancelled, context):
+            for h in whole.hits(text[0], spans, left, cancelled, context, text[1]):
                 found += 1
                 yield _Located(k, role, h)
             if cancelled() or (limit is not None and found >= limit):

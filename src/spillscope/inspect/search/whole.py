@@ -143,13 +143,14 @@ class Buffers:
             return None
         return view
 
-    def message_text(self, raw: memoryview, start: int, end: int) -> memoryview | None:
-        """The UTF-8 text of the fragment lines ``raw[start:end]`` (see the module), or None."""
+    def message_text(self, raw: memoryview, start: int, end: int) -> tuple[memoryview, tuple[int, int]] | None:
+        """The UTF-8 text of the fragment lines ``raw[start:end]`` (see the module) and its
+        (code points, bytes), or None."""
         nat = native.NATIVE
         assert nat is not None
         buf = self._sized("text", end - start)
-        n = nat.message_text(raw, start, end, buf)
-        return None if n < 0 else memoryview(buf)[:n]
+        n, cps = nat.message_text(raw, start, end, buf)
+        return None if n < 0 else (memoryview(buf)[:n], (cps, n))
 
     def close(self) -> None:
         with Buffers._lock:
