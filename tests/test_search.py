@@ -1540,3 +1540,20 @@ async def test_tui_root_search_stopped_at_its_cap_still_lists_every_artifact_not
         status = str(screen.query_one("#search-status").render())
         assert "(stopped at 5)" in status and "3 artifacts not searched" in status, status
         assert screen.bad == 3
+
+
+@pytest.mark.parametrize("path", ["/r/s/000000000001-bash.txt", '/r/"q"\\/\x00\x1b[31m\u2028界😀\udcff', ""])
+def test_json_lines_are_each_hits_ascii_json(path: str) -> None:
+    """``grep --json``'s lines, the artifact's fields escaped once: each is ``ascii_json`` of the
+    hit's ``to_json()``, whatever the path holds (controls, quotes, a lone surrogate, astral)."""
+    from spillscope.util.text import ascii_json
+
+    hits = [R_ROOT.SearchHit(path, session, "d", kind, message, role, start, end, seen, "", "", "")
+            for session in (None, "s-1\u00e9") for kind in (R.TOOL_OUTPUT, R.TRANSCRIPT)
+            for message, role in ((None, None), (7, "user")) for start, end in ((0, 0), (12, 10**12))
+            for seen in (True, False, None)]
+    for k in range(0, len(hits), 12):
+        group = hits[k : k + 12]
+        want = "".join(ascii_json(h.to_json()) + "\n" for h in group)
+        assert R_ROOT.json_lines(group) == want and want.isascii()
+    assert R_ROOT.json_lines([]) == ""

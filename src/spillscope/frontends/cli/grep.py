@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Collection, Iterator, TextIO
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
-from ...inspect.search.root import SearchHit, search_root
+from ...inspect.search.root import SearchHit, json_lines, search_root
 from ...inspect.search.split import PARTS_PER_WORKER, map_parts, parts, workers, worth_splitting
-from ...util.text import ascii_json
 from .args import UsageError, check_logs, open_root
 from .grep_output import GrepError, Output, Shown, by_file, first_hit, use_color, write_file, write_finding
 
@@ -110,7 +109,7 @@ def _write(events: Iterator[SearchHit | Finding], how: Output, out: TextIO, err:
         if how.mode == "hits" and how.as_json and not how.line_number:
             # Only the record is written: no line of context to make (a dense pattern's
             # hits are many, and this is the whole of each one's output).
-            out.write("".join([ascii_json(h.to_json()) + "\n" for h in item]))
+            out.write(json_lines(item))
             continue
         if how.mode == "hits":
             lines: list[HitLines | None] = list(_with_lines(item, how.context)) if how.line_number else [None] * len(item)

@@ -61,6 +61,23 @@ class SearchHit(NamedTuple):
                 "start": self.start, "end": self.end, "seen": self.seen}
 
 
+_JSON_SEEN = {True: "true", False: "false", None: "null"}
+
+
+def json_lines(hits: Sequence[SearchHit]) -> str:
+    """``ascii_json(h.to_json())`` of each hit of one artifact, a line each: the path, session
+    and kind (the artifact's) escaped once, each hit's numbers written in (a dense pattern's
+    hits are many, and a dict and a JSON encoder call each were most of writing one)."""
+    if not hits:
+        return ""
+    from ...util.text import ascii_json
+
+    h0 = hits[0]
+    head = ascii_json({"path": h0.path, "session": h0.session, "kind": h0.kind})[:-1] + ',"message":'
+    return "".join([f'{head}{"null" if h.message is None else int(h.message)},"start":{int(h.start)},'
+                    f'"end":{int(h.end)},"seen":{_JSON_SEEN[h.seen]}}}\n' for h in hits])
+
+
 @dataclass(frozen=True)
 class _Target:
     path: str
