@@ -1033,7 +1033,8 @@ static PyObject *native_find_ci(PyObject *self, PyObject *args) { return find_co
  * search runs a regex over these bytes (RE2 takes UTF-8) instead of over a decoded str.
  */
 /* One escape at in[i] (a backslash, in[i + 1] within ``end``) written to out + *o: the bytes
- * it takes, or -1 where unescape_run declines it (one JSON has not, a \u of a surrogate). */
+ * it takes, or -1 where it is declined (one JSON has not, a \u of a surrogate: the Python
+ * decoder's to explain). */
 static inline Py_ssize_t unescape_one(const unsigned char *in, Py_ssize_t i, Py_ssize_t end, unsigned char *out,
                                       Py_ssize_t *o) {
     if (i + 1 >= end) return -1;
@@ -1104,15 +1105,15 @@ static Py_ssize_t unescape_lines_scalar(const unsigned char *in, Py_ssize_t end,
 
 #ifdef HAVE_SIMD_STATS
 /* unescape(deframe(in[0:n])) in one pass (``framed`` checked: a quote first, '"\n' last), what
- * deframe_body_nogil, has_control and unescape_run give in three: the JSON strings' bodies
+ * a deframing, a scan for controls and an unescape gave in three: the JSON strings' bodies
  * between the first quote and the last, each '"\n"' between two lines dropped, each escape
  * undone; -1 for anything else (a raw control or newline, a quote that frames no join, an
- * escape unescape_run declines), which the caller's Python decoder then explains. Scanning
+ * escape unescape_one declines), which the caller's Python decoder then explains. Scanning
  * escapes in order, a quote an escape takes ('\"') is never taken for a line's end, as the
  * deframing before it did with a line ending in '\"' (then not JSON). 32 bytes are copied at
  * a time up to the next backslash, quote or control: the copy and the look in one load, where
- * the three passes cost a memchr and a memcpy call an escape (2.3 GB/s on text with a newline
- * every 50 bytes). ``out``: room for n bytes (a store never passes out + i). */
+ * the unescape cost a memchr and a memcpy call an escape (2.3 GB/s on text with a newline
+ * every 50 bytes). ``out``: room for end bytes (a store never passes out + i). */
 AVX_TARGET static Py_ssize_t unescape_lines_from(const unsigned char *in, Py_ssize_t end, unsigned char *out,
                                                Py_ssize_t i, Py_ssize_t o) {
     const __m256i bs = _mm256_set1_epi8('\\'), qt = _mm256_set1_epi8('"'), c1f = _mm256_set1_epi8(0x1F);
