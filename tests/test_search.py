@@ -1391,14 +1391,16 @@ def test_native_message_text_is_the_parser_s_text_or_declines_at_every_offset(ke
     text or declines (-1): never other text. Lines of every length with escapes, joins and
     astral characters at every vector edge, and then one fault planted at each offset: a raw
     quote, control or newline, a '\"' before a line's newline, a line of a lone quote, a \\u
-    (plain, upper hex, a surrogate), an escape JSON has not, invalid UTF-8, whitespace about a
-    newline. A message without faults is never declined."""
+    (plain, upper hex, a surrogate), an escape JSON has not, invalid UTF-8, a character split over
+    two lines (each line invalid, whole once joined), whitespace about a newline. A message
+    without faults is never declined."""
     rng = random.Random(seed)
     out = bytearray(1 << 17)
     atoms = ["a", "xyz", '"', "\\", "\n", "\t", "\r", "\b", "\f", "/", "é", "界", "😀", "\u2028", "\x7f", "u",
              "n", "q" * 61, "b" * 130]
     faults = [b'"', b"\x01", b"\n", b'\\"\n"', b'"\n"\n"', b"\\u0041", b"\\u00E9", b"\\ud83d\\ude00", b"\\ud800",
-              b"\\q", b"\\", b"\xff", b"\xc3", b' \n', b'"\r\n"', b'"\n "', b"\\/", b"\\\\"]
+              b"\\q", b"\\", b"\xff", b"\xc3", b' \n', b'"\r\n"', b'"\n "', b"\\/", b"\\\\",
+              b'\xc3"\n"\xa9', b'\xf0\x9f"\n"\x98\x80', b'\xe7"\n"\x95\x8c']
     declined = 0
     for case in range(60):
         text = "".join(rng.choice(atoms) for _ in range(rng.randrange(1, 60)))
@@ -1557,3 +1559,30 @@ def test_json_lines_are_each_hits_ascii_json(path: str) -> None:
         want = "".join(ascii_json(h.to_json()) + "\n" for h in group)
         assert R_ROOT.json_lines(group) == want and want.isascii()
     assert R_ROOT.json_lines([]) == ""
+
+
+@pytest.mark.parametrize("scanners", ["native", "native-windowed", "python"])
+def test_a_character_split_over_two_lines_is_a_malformed_artifact_on_every_path(tmp_path: Path, scanners: str) -> None:
+    """A UTF-8 character cut between two fragment lines is whole once the lines are joined,
+    but each line is no UTF-8, and the parser (``cat``, ``verify``) calls the file malformed:
+    the search says the same on every path (the whole-message decoder, the windows, the
+    Python twin), wherever in the line the cut falls, and reports no hit from that line."""
+    root = tmp_path / "root"
+    sdir = root / "session-0123456789ab"
+    sdir.mkdir(parents=True)
+    head = js_utf8(render_transcript({"sessionId": "s", "label": "l", "cwd": None, "capturedThroughSeq": 1,
+                                      "conversation": [{"role": "user", "text": "x"}]}, 3))
+    head = head[: head.index(b"### Message 1: ")]
+    for k, (char, cut) in enumerate([("é", 1), ("界", 1), ("界", 2), ("😀", 1), ("😀", 3)]):
+        raw = char.encode()
+        for j, pad in enumerate((0, 30, 63)):
+            first = b"needle " + b"a" * pad + raw[:cut]
+            body = b'"' + first + b'"\n"' + raw[cut:] + b"b" * 70 + b'"\n'
+            (sdir / f"{k * 10 + j:012x}-session-reference-1.txt").write_bytes(
+                head + b"### Message 1: user\n\n" + body)
+    env = {**os.environ, "SPILLSCOPE_NO_NATIVE": "1" if scanners == "python" else "0",
+           "SPILLSCOPE_WHOLE_MAX": "0" if scanners == "native-windowed" else str(64 << 20)}
+    proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
+                          capture_output=True, env=env, timeout=120)
+    assert (proc.returncode, proc.stdout) == (1, b"")
+    assert proc.stderr.decode().count("malformed-artifact") == len(list(sdir.iterdir())) == 15

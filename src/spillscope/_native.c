@@ -29,8 +29,9 @@
  *
  * Exactly search_escapes.deframe(buf[:end]) (None where it raises ValueError):
  * the lines must start with '"' and end with '"\n'; body = replace(b'"\n"', b'')
- * (left to right, non-overlapping); no '\n' may remain in body[1:-1]; the result is
- * body[1:-2].
+ * (left to right, non-overlapping); no '\n' may remain in body[1:-1]; no line may begin
+ * with a UTF-8 continuation byte (a character split over two lines: each line is then no
+ * UTF-8, whole as the joined text is); the result is body[1:-2].
  */
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -110,12 +111,29 @@ static inline int framed(const unsigned char *in, Py_ssize_t n) {
     return n >= 2 && in[0] == '"' && in[n - 2] == '"' && in[n - 1] == '\n';
 }
 
+/* Whether a line of in[0:n] (after its first) begins with a UTF-8 continuation byte: a byte
+ * from 0x80 to 0xBF two after a newline (its next line's opening quote between), 16 at a time. */
+static int split_character(const unsigned char *in, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n'), top = _mm_set1_epi8((char)0xC0), cont = _mm_set1_epi8((char)0x80);
+    for (; i + VEC + 2 <= n; i += VEC) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(in + i)), w = _mm_loadu_si128((const __m128i *)(in + i + 2));
+        if (_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(_mm_and_si128(w, top), cont))))
+            return 1;
+    }
+#endif
+    for (; i + 2 < n; i++)
+        if (in[i] == '\n' && (in[i + 2] & 0xC0) == 0x80) return 1;
+    return 0;
+}
+
 /* deframe(in[0:n]) written to out, for a caller that has released the GIL itself (see
  * deframe_body). */
 static Py_ssize_t deframe_body_nogil(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
     Py_ssize_t start = in[1] != '\n'; /* body[0] is then in[0]: skip it */
     Py_ssize_t o = deframe_into(in, n, out, start);
-    if (o < 0) return -1;
+    if (o < 0 || split_character(in, n)) return -1;
     /* body[1:-2]; a body shorter than 3 gives b"" */
     Py_ssize_t len = o < 3 ? 0 : o - 3;
     if (len > 0 && !start) memmove(out, out + 1, (size_t)len);
@@ -1082,7 +1100,11 @@ static inline int unescape_special(const unsigned char *in, Py_ssize_t end, unsi
         return 0;
     }
     if (b == '"' && *i + 2 < end && in[*i + 1] == '\n' && in[*i + 2] == '"') {
-        *i += 3; /* a join: the line's closing quote, its newline, the next one's opening quote */
+        /* a join: the line's closing quote, its newline, the next one's opening quote; a line
+         * that begins with a continuation byte is no UTF-8 (a character split over two lines:
+         * whole once joined, yet each line is invalid, as the parser says) */
+        if ((in[*i + 3] & 0xC0) == 0x80) return -1; /* *i + 3 <= end: at most the last quote */
+        *i += 3;
         return 0;
     }
     return -1;
@@ -1153,7 +1175,8 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
     const __m512i bsl = _mm512_set1_epi8('\\'), qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
     const __m512i c1f = _mm512_set1_epi8(0x1F);
     const uint64_t even = 0x5555555555555555ULL;
-    uint64_t prev_escaped = 0, spill = 0, prev_fs = 0;
+    uint64_t prev_escaped = 0, spill = 0, prev_fs = 0; /* prev_fs: the block before's joins */
+    const __m512i cmask = _mm512_set1_epi8((char)0xC0), cval = _mm512_set1_epi8((char)0x80);
     Py_ssize_t i = 1, o = 0;
     /* in[i .. i + 65] read (the join's two bytes after a quote): every byte before ``end`` */
     for (; i + 66 <= end; i += 64) {
@@ -1180,8 +1203,10 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
         uint64_t eb = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('b')) & escaped;
         uint64_t ef = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('f')) & escaped;
         uint64_t eu = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('u')) & escaped;
+        /* a line begun by a continuation byte: a character split over two lines (see unescape_special) */
+        uint64_t cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(v, cmask), cval);
         uint64_t bad = ((ctl | uq) & ~frame) | (escaped & ~(ok_esc | en | et | er | eb | ef | eu)) |
-                       (fs & ((fs << 2) | prev_fs));
+                       (fs & ((fs << 2) | (prev_fs >> 62))) | (cont & ((fs << 3) | (prev_fs >> 61)));
         if (bad) return -1;
         if (eu) break; /* a \u in this block: the loop above from its start */
         v = _mm512_mask_mov_epi8(v, en, _mm512_set1_epi8('\n'));
@@ -1195,8 +1220,11 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
         o += __builtin_popcountll(keep);
         prev_escaped = next_escaped;
         spill = (fs >> 62) | (fs >> 63); /* a join begun at byte 62 or 63 ends in the next block */
-        prev_fs = fs >> 62;
+        prev_fs = fs;
     }
+    /* the first byte of a line a join of the last block begins there (the loop below checks its own) */
+    for (uint64_t a = prev_fs >> 61; a; a &= a - 1)
+        if ((in[i + __builtin_ctzll(a)] & 0xC0) == 0x80) return -1;
     /* The loop above from i: a join's last bytes there skipped, an escape whose backslash is
      * behind (dropped) taken from that backslash. */
     if (prev_escaped) {

@@ -11,13 +11,13 @@ hits, 1 without, 2 on error.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Collection, Iterator, TextIO
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, TextIO
 
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, json_lines, search_root
-from ...inspect.search.split import PARTS_PER_WORKER, map_parts, parts, workers, worth_splitting
+from ...inspect.search.split import PARTS_PER_WORKER, map_parts, parts, portable, workers, worth_splitting
 from .args import UsageError, check_logs, open_root
 from .grep_output import GrepError, Output, Shown, by_file, first_hit, use_color, write_file, write_finding
 
@@ -76,16 +76,24 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     if split is not None:
         cut = split
 
-        def job(index: int) -> tuple[int, str, str]:
-            o, e = io.StringIO(), io.StringIO()
-            events = search_root(store, pattern, max_count=limit, kinds=kinds, context=not spans_only, part=cut[index])
-            return _write(events, how, o, e), o.getvalue(), e.getvalue()
+        def job(index: int, send: Callable[[_Piece], None]) -> _Piece:
+            o, e = _Spool(), _Spool()
+            o.full = e.full = lambda: send((0, o.take(), e.take(), None))
+            try:
+                n = _write(search_root(store, pattern, max_count=limit, kinds=kinds, context=not spans_only,
+                                       part=cut[index]), how, o, e)
+            except BaseException as exc:  # what came before it is written first, as one process would
+                return 0, o.take(), e.take(), portable(exc)
+            return n, o.take(), e.take(), None
 
         hits = 0
-        for n, text, errors in map_parts(job, len(cut), workers()):
+        for n, text, errors, failed in map_parts(job, len(cut), workers()):
             hits += n
             out.write(text)
             err.write(errors)
+            if failed is not None:
+                out.flush()
+                raise failed
         out.flush()
         return 0 if hits else 1
     events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
@@ -95,6 +103,31 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     hits = _write(events, how, out, err)
     out.flush()
     return 0 if hits else 1
+
+
+#: A piece of a part's output: hits, stdout text, stderr text, and the exception that ended it.
+_Piece = tuple[int, str, str, "BaseException | None"]
+#: Characters of a part's output a worker holds before it hands them over.
+SPOOL = 4 << 20
+
+
+class _Spool(io.StringIO):
+    """A worker's output stream: held until it is :data:`SPOOL` characters, then handed over
+    (``full``) while the search goes on, so that a dense pattern's output is never held whole."""
+
+    full: Callable[[], None] = staticmethod(lambda: None)
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        if self.tell() >= SPOOL:
+            self.full()
+        return n
+
+    def take(self) -> str:
+        text = self.getvalue()
+        self.seek(0)
+        self.truncate()
+        return text
 
 
 def _write(events: Iterator[SearchHit | Finding], how: Output, out: TextIO, err: TextIO) -> int:

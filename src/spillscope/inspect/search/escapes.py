@@ -103,9 +103,15 @@ def decode_utf8(seg: bytes | bytearray) -> str:
     return seg.decode("utf-8", "replace")
 
 
+#: A line that begins with a UTF-8 continuation byte (two after a newline: its opening quote
+#: between): a character split over two lines, each then no UTF-8 though the joined text is.
+_SPLIT_CHARACTER = re.compile(b"\n.[\x80-\xbf]", re.DOTALL)
+
+
 def deframe(lines: bytes | bytearray | memoryview, end: int = -1) -> bytes:
     """Fragment lines (``"…"\\n`` each; ``lines[:end]`` if given) → the escaped text;
-    ValueError if not framed so."""
+    ValueError if not framed so (or a line begins with a continuation byte: see
+    :data:`_SPLIT_CHARACTER`)."""
     nat = native.NATIVE
     if nat is not None:
         out = nat.deframe(lines, end)  # the same result in one C pass
@@ -117,7 +123,7 @@ def deframe(lines: bytes | bytearray | memoryview, end: int = -1) -> bytes:
     lines = bytes(lines)
     # An empty fragment line ("") vanishes here without changing the text: the parser
     # refuses it, `verify` reports it; the search need not.
-    if lines[:1] != b'"' or lines[-2:] != b'"\n':
+    if lines[:1] != b'"' or lines[-2:] != b'"\n' or _SPLIT_CHARACTER.search(lines):
         raise ValueError("not plain fragment lines")
     body = lines.replace(b'"\n"', b"")
     if body.find(b"\n", 1, len(body) - 1) >= 0:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, BinaryIO, Callable, Iterator, NoReturn, TypeVar
+from typing import Any, BinaryIO, Callable, Iterator, TypeVar
 
 from ..scan.searchable import PlanItem, searchable_plan
 from .prefilter import cores
@@ -59,19 +59,23 @@ def worth_splitting() -> bool:
     return workers() > 1 and hasattr(os, "fork")
 
 
-def map_parts(job: Callable[[int], T], count: int, processes: int) -> Iterator[T]:
-    """``job(0)``, ``job(1)``, … ``job(count - 1)`` on ``processes`` forked workers, their
-    results (pickled back through a pipe each) in that order, each as soon as it and those
-    before it are done; a job's exception is raised here, in its turn. Worker ``w`` takes
-    parts ``w``, ``w + processes``, …: interleaved, so that a run of big dirs is shared. Not
-    :mod:`multiprocessing`: its import and pool cost 35 ms, a tenth of a search of 1 GB that
-    rules most files out; a fork and a pipe cost one. Stopping early (closing the iterator)
-    kills the workers."""
+def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processes: int) -> Iterator[T]:
+    """``job(0, send)``, … ``job(count - 1, send)`` on ``processes`` forked workers: what each
+    job hands to ``send`` as it goes (a piece of its output, so that a part's output is never
+    held whole) and then returns, pickled back through a pipe each, yielded part by part in
+    that order as it comes; a job's exception (made :func:`portable`) is raised here, in its
+    turn. Worker ``w`` takes parts ``w``, ``w + processes``, …: interleaved, so that a run of
+    big dirs is shared; a worker whose part is not the one being read waits on its full pipe,
+    so memory stays bounded. Not :mod:`multiprocessing`: its import and pool cost 35 ms, a
+    tenth of a search of 1 GB that rules most files out; a fork and a pipe cost one. Stopping
+    early (closing the iterator) kills the workers; a worker whose parent is gone stops at its
+    next part (or its next write)."""
     import signal  # here, with pickle below: a grep that is not split starts 2 ms sooner
 
     processes = max(1, min(processes, count))
     for stream in (sys.stdout, sys.stderr):
         stream.flush()  # nothing buffered is written twice (a worker ends with os._exit)
+    parent = os.getpid()
     pids: list[int] = []
     reads: list[BinaryIO] = []
     try:
@@ -79,53 +83,86 @@ def map_parts(job: Callable[[int], T], count: int, processes: int) -> Iterator[T
             r, wfd = os.pipe()
             pid = os.fork()
             if pid == 0:  # the worker: its parts, then out without the parent's exit handlers
-                os.close(r)
-                _work(job, range(w, count, processes), wfd)
-            os.close(wfd)
+                code = 1
+                try:
+                    for f in reads:
+                        f.close()  # the earlier workers' pipes: only the parent reads them
+                    os.close(r)
+                    code = _work(job, range(w, count, processes), wfd, parent)
+                finally:
+                    os._exit(code)
             pids.append(pid)
+            os.close(wfd)
             reads.append(os.fdopen(r, "rb"))
         for i in range(count):
-            ok, value = _receive(reads[i % processes])
-            if not ok:
-                raise value
-            yield value
+            f = reads[i % processes]
+            while True:
+                kind, value = _receive(f)
+                if kind == _FAILED:
+                    raise value
+                yield value
+                if kind == _DONE:
+                    break
     finally:
         for f in reads:
             f.close()
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)  # done already, or its reader gone: either way
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass  # reaped already (SIGCHLD ignored where this process was started)
 
 
-def _work(job: Callable[[int], object], indices: range, fd: int) -> NoReturn:
+#: What a worker sends: a piece of a part, the part's end, or its exception.
+_PIECE, _DONE, _FAILED = 0, 1, 2
+
+
+def portable(exc: BaseException) -> BaseException:
+    """``exc`` if it comes back whole from pickle, else a RuntimeError that says what it was (an
+    exception whose ``__init__`` takes other arguments than its ``args`` does not)."""
+    import pickle
+
+    try:
+        back = pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
+        if type(back) is type(exc):
+            return exc
+    except Exception:
+        pass
+    return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+def _work(job: Callable[[int, Callable[[Any], None]], object], indices: range, fd: int, parent: int) -> int:
+    """The worker's parts, each piece and end sent as it comes; its exit status."""
     import pickle
 
     from . import prefilter
 
     prefilter.THREADS = 1  # the workers are the cores: one native check thread each
-    code = 0
     try:
         with os.fdopen(fd, "wb") as out:
-            for i in indices:
-                try:
-                    sent: tuple[bool, object] = (True, job(i))
-                except BaseException as exc:  # handed to the parent, raised there in its turn
-                    sent = (False, exc)
-                data = pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL)
+
+            def send(kind: int, value: object) -> None:
+                data = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
                 out.write(len(data).to_bytes(8, "little"))
                 out.write(data)
                 out.flush()  # the parent may be waiting for this part to write its output
-                if not sent[0]:
-                    break
+
+            for i in indices:
+                if os.getppid() != parent:
+                    return 1  # the parent is gone: no one reads what this would find
+                try:
+                    result = job(i, lambda piece: send(_PIECE, piece))
+                except BaseException as exc:  # handed to the parent, raised there in its turn
+                    send(_FAILED, portable(exc))
+                    return 1
+                send(_DONE, result)
     except BaseException:
-        code = 1  # the parent stopped reading (its pipe closed): nothing to say to anyone
-    os._exit(code)
+        return 1  # the parent stopped reading (its pipe closed): nothing to say to anyone
+    return 0
 
 
-def _receive(f: BinaryIO) -> tuple[bool, Any]:
+def _receive(f: BinaryIO) -> tuple[int, Any]:
     import pickle
 
     head = f.read(8)
@@ -135,5 +172,5 @@ def _receive(f: BinaryIO) -> tuple[bool, Any]:
     data = f.read(size)
     if len(data) != size:
         raise RuntimeError("a search worker ended without its results")
-    got: tuple[bool, Any] = pickle.loads(data)
+    got: tuple[int, Any] = pickle.loads(data)
     return got
