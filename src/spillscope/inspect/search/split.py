@@ -5,8 +5,9 @@ threads only make it contend, so a dense pattern over a root of many artifacts r
 core (``grep -E`` over the 1 GB mixed root: 1.4 s, its user time as long). Here the root's
 session dirs (:func:`~..scan.searchable.searchable_plan`) are cut into contiguous parts, a
 few per core so that uneven dirs even out, and each part is searched in a forked worker by
-the caller's ``job``; :func:`map_parts` yields the jobs' results in the parts' order as they
-come, so the output is the one search's, in its order. Forked, not spawned: a worker starts
+the caller's ``job``; :func:`map_parts` yields what each job hands over (pieces of its output,
+then its result) in the parts' order as it comes, so the output is the one search's, in its
+order. Forked, not spawned: a worker starts
 with everything the parent imported and compiled (a fork is a millisecond, an import of the
 search tens). The parent forks before it starts any thread of its own. A worker's search
 checks files on one native thread: the workers are the cores. Separate from
@@ -26,8 +27,9 @@ T = TypeVar("T")
 
 #: Parts per worker: enough that one big session dir does not leave the other workers idle.
 PARTS_PER_WORKER = 4
-#: A root of fewer session dirs a worker is searched in one process (a fork costs more).
-MIN_DIRS_PER_WORKER = 4
+#: A root of fewer session dirs is searched in one process (the forks cost more than they save).
+MIN_DIRS = 8
+
 
 def workers() -> int:
     """The processes a split search runs on: the CPUs this process may use, or
@@ -48,7 +50,7 @@ def parts(root: str, count: int) -> list[list[PlanItem]] | None:
     if plan is None:
         return None
     dirs = sum(1 for item in plan if isinstance(item, tuple))
-    if dirs < MIN_DIRS_PER_WORKER * 2:
+    if dirs < MIN_DIRS:
         return None
     size = max(1, -(-len(plan) // count))
     return [plan[i : i + size] for i in range(0, len(plan), size)]
