@@ -99,15 +99,21 @@ def test_a_split_search_started_with_sigchld_ignored_keeps_its_exit_status(root:
     assert proc.returncode == 0 and proc.stdout and b"No child processes" not in proc.stderr
 
 
-def test_parts_are_the_roots_entries_in_order(root: Path) -> None:
-    got = split.parts(str(root), 8)
-    assert got is not None and 2 <= len(got) <= 8
-    flat = [item for part in got for item in part]
+def test_parts_are_the_roots_entries_in_order_for_a_dense_search_only(root: Path) -> None:
+    """A dense search (most files may match: a record per hit) is split, in the root's order;
+    a rare or absent needle's (the native check, on every core already) is not, nor a root
+    without session dirs, nor a missing one."""
     from spillscope.inspect.scan.searchable import searchable_plan
+    from spillscope.inspect.search.pattern import Pattern
 
-    assert flat == searchable_plan(str(root))
-    assert split.parts(str(root / f"session-{0:012x}"), 8) is None  # no session dirs: not split
-    assert split.parts(str(root / "missing"), 8) is None
+    for pattern in (Pattern("needle"), Pattern("NEEDLE", ignore_case=True), Pattern(r"\w+", regex=True)):
+        got = split.parts(str(root), 8, pattern)
+        assert got is not None and 2 <= len(got) <= 8
+        assert [item for part in got for item in part] == searchable_plan(str(root))
+    for pattern in (Pattern("absent phrase"), Pattern("ABSENT", ignore_case=True), Pattern("x{3}absent", regex=True)):
+        assert split.parts(str(root), 8, pattern) is None
+    assert split.parts(str(root / f"session-{0:012x}"), 8, Pattern("needle")) is None  # no session dirs
+    assert split.parts(str(root / "missing"), 8, Pattern("needle")) is None
 
 
 class _Odd(Exception):

@@ -70,9 +70,10 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     spans_only = as_json or mode != "hits"
     split = None
     if store.tree is not None and logs is None and sessions is None and mode != "quiet" and worth_splitting():
-        # A local root of many session dirs: parts of it searched and written in forked
-        # workers (all cores for the search's Python too), their output in the root's order.
-        split = parts(store.tree, workers() * PARTS_PER_WORKER)
+        # A local root of many session dirs and a dense search: parts of it searched and
+        # written in forked workers (all cores for the search's Python too), their output in
+        # the root's order.
+        split = parts(store.tree, workers() * PARTS_PER_WORKER, pattern)
     if split is not None:
         cut = split
 
