@@ -730,6 +730,12 @@ static inline int use_avx512(void) {
     if (avx512_ok < 0) avx512_ok = avx512_supported();
     return avx512_ok && use_simd();
 }
+static int vbmi2_ok = -1;
+/* AVX-512 VBMI2 (vpcompressb) where the CPU has it and AVX-512 is in use (avx512(False) turns it off) */
+static inline int use_vbmi2(void) {
+    if (vbmi2_ok < 0) vbmi2_ok = avx512_supported() && __builtin_cpu_supports("avx512vbmi2");
+    return vbmi2_ok && use_avx512();
+}
 #endif
 
 /* A plain UTF-8 count: code points are the bytes that are not continuation bytes. */
@@ -1238,13 +1244,8 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
 }
 
 /* unescape_lines in AVX-512 VBMI2 where the CPU has it (and AVX-512 is on), else AVX2. */
-static int vbmi2_ok = -1;
 AVX_TARGET static Py_ssize_t unescape_lines(const unsigned char *in, Py_ssize_t n, unsigned char *out) {
-    if (vbmi2_ok < 0) {
-        __builtin_cpu_init();
-        vbmi2_ok = __builtin_cpu_supports("avx512vbmi2");
-    }
-    if (vbmi2_ok && use_avx512()) return unescape_lines512(in, n, out);
+    if (use_vbmi2()) return unescape_lines512(in, n, out);
     return unescape_lines_from(in, n - 2, out, 1, 0);
 }
 #endif
@@ -2239,6 +2240,19 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
     const Py_ssize_t reach = 64 + 64;                                                                     \
     *found_at = -1;
 
+/* The end of a block in either loop of sk_read, once its masks are made: where each half may
+ * start (fused; ``half_mask`` is the loop's own), the block's scalar step, and its verdict (a
+ * candidate returns; an irregular block, or a line too short for the halves, leaves the loop). */
+#define SK_STEP(half_mask)                                    \
+    k.ca = fused ? half_mask(p, A, folded) : 0;              \
+    k.cb = fused ? half_mask(p, B, folded) : 0;              \
+    int r = sk_block(&st, i, &k, found_at, searched, fused); \
+    if (r == 1) return 1;                                    \
+    if (r < 0) {                                             \
+        bad_block = -r;                                      \
+        break;                                               \
+    }
+
 /* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
  * offset ``base``, ``avail`` bytes from in. Appends line starts to the ring as they are
  * passed; returns 1 when a candidate or something irregular ends the scan (the ring then
@@ -2277,14 +2291,7 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
         k.cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
                  ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
         k.esc_class = sk_escape_class(v0) | (sk_escape_class(v1) << 32);
-        k.ca = fused ? sk_half_mask(p, A, folded) : 0;
-        k.cb = fused ? sk_half_mask(p, B, folded) : 0;
-        int r = sk_block(&st, i, &k, found_at, searched, fused);
-        if (r == 1) return 1;
-        if (r < 0) {
-            bad_block = -r;
-            break;
-        }
+        SK_STEP(sk_half_mask)
         prev = v1;
     }
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
@@ -2322,14 +2329,7 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
         __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(esc_lo, _mm512_and_si512(v, nib)),
                                      _mm512_shuffle_epi8(esc_hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib)));
         k.esc_class = _mm512_test_epi8_mask(c, c);
-        k.ca = fused ? sk_half_mask512(p, A, folded) : 0;
-        k.cb = fused ? sk_half_mask512(p, B, folded) : 0;
-        int r = sk_block(&st, i, &k, found_at, searched, fused);
-        if (r == 1) return 1;
-        if (r < 0) {
-            bad_block = -r;
-            break;
-        }
+        SK_STEP(sk_half_mask512)
         prev = v1;
     }
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
