@@ -102,18 +102,21 @@ def test_a_split_search_started_with_sigchld_ignored_keeps_its_exit_status(root:
 def test_parts_are_the_roots_entries_in_order_for_a_dense_search_only(root: Path) -> None:
     """A dense search (most files may match: a record per hit) is split, in the root's order;
     a rare or absent needle's (the native check, on every core already) is not, nor a root
-    without session dirs, nor a missing one."""
+    without session dirs; a missing root has no plan (the unsplit search says why)."""
     from spillscope.inspect.scan.searchable import searchable_plan
     from spillscope.inspect.search.pattern import Pattern
 
+    plan = searchable_plan(str(root))
+    assert plan is not None
     for pattern in (Pattern("needle"), Pattern("NEEDLE", ignore_case=True), Pattern(r"\w+", regex=True)):
-        got = split.parts(str(root), 8, pattern)
+        got = split.parts(str(root), plan, 8, pattern)
         assert got is not None and 2 <= len(got) <= 8
-        assert [item for part in got for item in part] == searchable_plan(str(root))
+        assert [item for part in got for item in part] == plan
     for pattern in (Pattern("absent phrase"), Pattern("ABSENT", ignore_case=True), Pattern("x{3}absent", regex=True)):
-        assert split.parts(str(root), 8, pattern) is None
-    assert split.parts(str(root / f"session-{0:012x}"), 8, Pattern("needle")) is None  # no session dirs
-    assert split.parts(str(root / "missing"), 8, Pattern("needle")) is None
+        assert split.parts(str(root), plan, 8, pattern) is None
+    one = str(root / f"session-{0:012x}")
+    assert split.parts(one, searchable_plan(one) or [], 8, Pattern("needle")) is None  # no session dirs
+    assert searchable_plan(str(root / "missing")) is None  # unusable: the unsplit search says why
 
 
 class _Odd(Exception):

@@ -17,6 +17,7 @@ from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
 from ...inspect.search.root import SearchHit, json_lines, search_root
+from ...inspect.scan.searchable import searchable_plan
 from ...inspect.search.split import PARTS_PER_WORKER, map_parts, parts, portable, workers, worth_splitting
 from .args import UsageError, check_logs, open_root
 from .grep_output import GrepError, Output, Shown, by_file, first_hit, use_color, write_file, write_finding
@@ -68,12 +69,13 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
     limit = 1 if mode in ("files", "quiet") else max_count
     # The text of a hit is shown only in human output: JSON, -l and -c write offsets at most.
     spans_only = as_json or mode != "hits"
-    split = None
+    split = plan = None
     if store.tree is not None and logs is None and sessions is None and mode != "quiet" and worth_splitting():
         # A local root of many session dirs and a dense search: parts of it searched and
         # written in forked workers (all cores for the search's Python too), their output in
-        # the root's order.
-        split = parts(store.tree, workers() * PARTS_PER_WORKER, pattern)
+        # the root's order. Else the one search walks the root's entries listed here.
+        plan = searchable_plan(store.tree)
+        split = None if plan is None else parts(store.tree, plan, workers() * PARTS_PER_WORKER, pattern)
     if split is not None:
         cut = split
 
@@ -98,7 +100,7 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
         out.flush()
         return 0 if hits else 1
     events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
-                         context=not spans_only)
+                         context=not spans_only, part=plan)
     if mode == "quiet":
         return first_hit(events, err)
     hits = _write(events, how, out, err)

@@ -21,7 +21,7 @@ import sys
 from typing import Any, BinaryIO, Callable, Iterator, TypeVar
 
 from ..findings import Finding
-from ..scan.searchable import PlanItem, iter_searchable, searchable_plan
+from ..scan.searchable import PlanItem, iter_searchable
 from .pattern import Pattern
 from .prefilter import cores
 
@@ -46,14 +46,12 @@ def workers() -> int:
 SAMPLE = 64
 
 
-def parts(root: str, count: int, pattern: Pattern) -> list[list[PlanItem]] | None:
-    """The local root's entries cut into at most ``count`` contiguous parts of about as many
-    session dirs, or None where it is not worth it (too few dirs, one CPU, a search that rules
-    most files out: :func:`dense`) or the root is unusable (the unsplit search says why)."""
+def parts(root: str, plan: list[PlanItem], count: int, pattern: Pattern) -> list[list[PlanItem]] | None:
+    """The local root's entries (``plan``: :func:`~..scan.searchable.searchable_plan`'s, which
+    an unsplit search then walks as its one part, the root listed once) cut into at most
+    ``count`` contiguous parts of about as many session dirs, or None where it is not worth it
+    (too few dirs, one CPU, a search that rules most files out: :func:`dense`)."""
     if count < 2:
-        return None
-    plan = searchable_plan(root)
-    if plan is None:
         return None
     dirs = sum(1 for item in plan if isinstance(item, tuple))
     if dirs < MIN_DIRS or not dense(root, plan, pattern):
