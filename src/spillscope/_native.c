@@ -2238,6 +2238,13 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
      * AVX-512), the join's 64-byte store from a line starting at its end up to 65 + 63 (a mapping     \
      * ends where the file or the span does: nothing past ``avail`` is readable) */                    \
     const Py_ssize_t reach = 64 + 64;                                                                     \
+    /* the UTF-8 check of the block before (both loops look up a block's bytes >= 0x80 in AVX2), and    \
+     * what ends a block of ASCII wrongly: a last byte from 0xC0, a second-last from 0xE0, a           \
+     * third-last from 0xF0 (a sequence begun) */                                                     \
+    __m256i prev = _mm256_setzero_si256();                                                                \
+    const __m256i incomplete_max =                                                                        \
+        _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, \
+                         -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF, (char)0xDF, (char)0xBF);               \
     *found_at = -1;
 
 /* The end of a block in either loop of sk_read, once its masks are made: where each half may
@@ -2266,11 +2273,6 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
              Py_ssize_t *found_at, Py_ssize_t *searched, const int fused, const sk_half *A, const sk_half *B) {
     const __m256i cont_mask = _mm256_set1_epi8((char)0xC0), cont_val = _mm256_set1_epi8((char)0x80);
     const __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n');
-    /* a last byte from 0xC0, a second-last from 0xE0, a third-last from 0xF0: a sequence begun */
-    const __m256i incomplete_max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                                    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF,
-                                                    (char)0xDF, (char)0xBF);
-    __m256i prev = _mm256_setzero_si256();
     SK_STATE
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
@@ -2309,10 +2311,6 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     const __m512i cont_mask = _mm512_set1_epi8((char)0xC0), cont_val = _mm512_set1_epi8((char)0x80);
     const __m512i esc_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0));
     const __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
-    const __m256i incomplete_max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                                    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF,
-                                                    (char)0xDF, (char)0xBF);
-    __m256i prev = _mm256_setzero_si256();
     SK_STATE
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
