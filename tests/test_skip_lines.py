@@ -305,3 +305,44 @@ def test_a_sequence_cut_short_before_ascii_is_never_skipped_at_any_offset(nat, t
             if bad in data[:to]:
                 wrong.append((needle, at))
     assert not wrong, wrong[:5]
+
+
+#: One of each way a sequence is not UTF-8 (what the lookup tables flag), and valid ones.
+INVALID = [b"\x80", b"\xbf\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xed\xa0\x80",
+           b"\xed\xbf\xbf", b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+           b"\xff", b"\xc3\xa9\xa9", b"\xe7\x95\x8c\x8c", b"\xf0\x9f\x98\x80\x80", b"\xc3\xe7\x95\x8c",
+           b"\xe7\x95\xc3\xa9", b"\xf0\x9f\x98\xe7\x95\x8c"]
+VALID = ["é", "界", "😀", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff", "\ud7ff", "\ue000"]
+
+
+@pytest.mark.parametrize("needle", [b"absent", b"absent from it, this needle"])
+def test_utf8_is_checked_at_every_offset_of_a_block_among_non_ascii(nat, tmp_path: Path, needle: bytes) -> None:
+    """Every kind of invalid sequence, and valid ones of every length, at every offset of the
+    64-byte blocks around it, among lines of 2-, 3- and 4-byte characters (a block's lookup
+    takes the block before's last bytes): the skip never passes an invalid one, and passes the
+    valid ones, for the join's read and the fused one (AVX2 and AVX-512BW)."""
+    filler = ("é界😀a" * 40)
+    lines = []
+    while len(lines) < 60:
+        cps = list(filler[len(lines) % 7:])
+        lines.append("".join(cps[:64]).encode())
+    wrong = []
+    for seq in INVALID + [v.encode() for v in VALID]:
+        for at in range(0, 140, 1 if len(seq) > 1 else 3):
+            k, p = 20 + at // 100, at % 100
+            body = list(lines)
+            line = body[k]
+            body[k] = line[:p] + seq + line[p:]
+            data = HEAD + b"".join(b'"' + line + b'"\n' for line in body)
+            try:
+                data[len(HEAD):].decode("utf-8")
+                valid = True
+            except UnicodeDecodeError:
+                valid = False
+            start = len(HEAD) + sum(len(x) + 3 for x in body[:k])  # the line's opening quote
+            to = skip(nat, tmp_path, data, needle, False, 0)[0]
+            if valid and to <= start + len(body[k]):
+                wrong.append(("not passed", seq, at))
+            elif not valid and to > start:
+                wrong.append(("passed", seq, at))
+    assert not wrong, wrong[:5]

@@ -643,6 +643,42 @@ AVX_TARGET static inline __m256i utf8_errors(__m256i input, __m256i prev) {
     return _mm256_xor_si256(_mm256_and_si256(must23, _mm256_set1_epi8((char)0x80)), special);
 }
 
+/* utf8_errors of a 64-byte block with AVX-512BW: the same lookups, once (where two 32-byte
+ * blocks take twice the instructions); a byte's k-th predecessor across the 128-bit lanes
+ * by a permute of quadwords, as simdjson's icelake kernel takes it. A mask of the bytes in
+ * error. */
+#define TABLE512(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
+#define PREV512(input, prev, k)                                                                                 \
+    _mm512_alignr_epi8((input), _mm512_permutex2var_epi64((prev), _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), \
+                                                          (input)),                                            \
+                       16 - (k))
+AVX512_TARGET static inline __mmask64 utf8_errors512(__m512i input, __m512i prev) {
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    __m512i prev1 = PREV512(input, prev, 1);
+    __m512i b1_high = _mm512_shuffle_epi8(
+        TABLE512(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS, TWO_CONTS,
+                 TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
+                 TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4),
+        _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib));
+    __m512i b1_low = _mm512_shuffle_epi8(
+        TABLE512(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE,
+                 LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE | SURROGATE, LARGE, LARGE),
+        _mm512_and_si512(prev1, nib));
+    __m512i b2_high = _mm512_shuffle_epi8(
+        TABLE512(TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
+                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
+                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
+                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT, TOO_SHORT,
+                 TOO_SHORT),
+        _mm512_and_si512(_mm512_srli_epi16(input, 4), nib));
+    __m512i special = _mm512_ternarylogic_epi32(b1_high, b1_low, b2_high, 0x80); /* the three ANDed */
+    __m512i must23 = _mm512_or_si512(_mm512_subs_epu8(PREV512(input, prev, 2), _mm512_set1_epi8((char)(0xE0 - 0x80))),
+                                     _mm512_subs_epu8(PREV512(input, prev, 3), _mm512_set1_epi8((char)(0xF0 - 0x80))));
+    __m512i err = _mm512_xor_si512(_mm512_and_si512(must23, _mm512_set1_epi8((char)0x80)), special);
+    return _mm512_test_epi8_mask(err, err);
+}
+
 /* Nonzero where a block's last bytes start a character it does not finish. */
 AVX_TARGET static inline __m256i utf8_incomplete(__m256i input) {
     const __m256i max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -2054,6 +2090,7 @@ static PyObject *native_halves(PyObject *self, PyObject *args) {
  * its shortening guarded (sk_on_bus).
  */
 #define SK_FIRST (32 << 10)
+
 #define SK_MAX_READ (512 << 10)
 #define SK_SEARCH_EVERY (16 << 10)
 #define SK_RING 1024
@@ -2132,47 +2169,62 @@ static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize
     if (bad | (uint64_t)k->wrong) return -1;
     Py_ssize_t seg = st->seg, o = st->o;
     if (fused) {
-        /* every line this block closes is long enough, else the join takes over here */
-        Py_ssize_t s = seg;
-        int short_line = 0;
-        for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
-            Py_ssize_t j = i + __builtin_ctzll(m_nl);
-            short_line |= j - 1 - s < st->m - 1;
-            s = j + 2;
+        /* every line this block closes is long enough, else the join takes over here (a
+         * block closes one line or none where they are 64 code points: that without a loop) */
+        int short_line;
+        if (nl & (nl - 1)) {
+            Py_ssize_t s = seg;
+            short_line = 0;
+            for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
+                Py_ssize_t j = i + __builtin_ctzll(m_nl);
+                short_line |= j - 1 - s < st->m - 1;
+                s = j + 2;
+            }
+        } else {
+            short_line = (nl != 0) & (i + __builtin_ctzll(nl | (1ULL << 63)) - 1 - seg < st->m - 1);
         }
         if (short_line) return -2;
-        /* A half starting in this block: the needle starts no sooner than the block's
-         * first joined byte less the half's distance from the needle's start. */
         uint64_t ca = k->ca, cb = k->cb;
-        /* (the needle may start before the read: ``at`` below 0, still a candidate) */
-        Py_ssize_t first = o + (i > seg ? i - seg : 0), at = 0;
-        int candidate = 0;
-        for (; cb && !candidate; cb &= cb - 1)
-            if (sk_half_at(p + __builtin_ctzll(cb), st->B, st->folded)) candidate = 1, at = first - st->B->back;
-        for (; ca && !candidate; ca &= ca - 1)
-            if (sk_half_at(p + __builtin_ctzll(ca), st->A, st->folded)) candidate = 1, at = first;
-        if (candidate) {
-            *found_at = at > 0 ? at : 0;
-            *searched = first;
-            return 1;
+        if (ca | cb) {
+            /* A half starting in this block: the needle starts no sooner than the block's
+             * first joined byte less the half's distance from the needle's start (before
+             * the read: ``at`` below 0, still a candidate). */
+            Py_ssize_t first = o + (i > seg ? i - seg : 0), at = 0;
+            int candidate = 0;
+            for (; cb && !candidate; cb &= cb - 1)
+                if (sk_half_at(p + __builtin_ctzll(cb), st->B, st->folded)) candidate = 1, at = first - st->B->back;
+            for (; ca && !candidate; ca &= ca - 1)
+                if (sk_half_at(p + __builtin_ctzll(ca), st->A, st->folded)) candidate = 1, at = first;
+            if (candidate) {
+                *found_at = at > 0 ? at : 0;
+                *searched = first;
+                return 1;
+            }
         }
     }
     st->prev_escaped = next_escaped;
     st->prev_nl = nl >> 63;
     /* the joined text (pf_join_plain's stores, 64 bytes at a time); fused: only where it goes */
     unsigned char *out = st->out;
-    for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
-        Py_ssize_t j = i + __builtin_ctzll(m_nl);
-        if (!fused) {
+    if (!fused) {
+        for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
+            Py_ssize_t j = i + __builtin_ctzll(m_nl);
             Py_ssize_t from = seg > i ? seg : i;
             memcpy(out + o + (from - seg), in + from, 64);
+            o += j - 1 - seg;
+            seg = j + 2;
         }
-        o += j - 1 - seg;
-        seg = j + 2;
-    }
-    if (!fused) {
         Py_ssize_t from = seg > i ? seg : i;
         memcpy(out + o + (from - seg), in + from, 64);
+    } else {
+        /* Nothing stored: where the last line begins and the joined bytes before it, without a
+         * loop over the newlines (one a block or none, as no branch predictor learns). Each
+         * newline puts three framing bytes between the raw and the joined offset, and the
+         * first line's quote one: o == seg - 1 - 3 * newlines. */
+        Py_ssize_t last_seg = i + (63 - __builtin_clzll(nl | 1)) + 2;
+        long long newlines = st->nnl + __builtin_popcountll(nl);
+        seg = nl ? last_seg : seg;
+        o = nl ? last_seg - 1 - 3 * newlines : o;
     }
     {
         /* the block's last line start, counted (a code point is a byte that is not a
@@ -2238,13 +2290,6 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
      * AVX-512), the join's 64-byte store from a line starting at its end up to 65 + 63 (a mapping     \
      * ends where the file or the span does: nothing past ``avail`` is readable) */                    \
     const Py_ssize_t reach = 64 + 64;                                                                     \
-    /* the UTF-8 check of the block before (both loops look up a block's bytes >= 0x80 in AVX2), and    \
-     * what ends a block of ASCII wrongly: a last byte from 0xC0, a second-last from 0xE0, a           \
-     * third-last from 0xF0 (a sequence begun) */                                                     \
-    __m256i prev = _mm256_setzero_si256();                                                                \
-    const __m256i incomplete_max =                                                                        \
-        _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, \
-                         -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF, (char)0xDF, (char)0xBF);               \
     *found_at = -1;
 
 /* The end of a block in either loop of sk_read, once its masks are made: where each half may
@@ -2274,6 +2319,12 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     const __m256i cont_mask = _mm256_set1_epi8((char)0xC0), cont_val = _mm256_set1_epi8((char)0x80);
     const __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n');
     SK_STATE
+    /* the UTF-8 check's block before, and what ends a block of ASCII wrongly: a last byte from
+     * 0xC0, a second-last from 0xE0, a third-last from 0xF0 (a sequence begun) */
+    __m256i prev = _mm256_setzero_si256();
+    const __m256i incomplete_max =
+        _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                         -1, -1, -1, -1, -1, -1, (char)0xEF, (char)0xDF, (char)0xBF);
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
@@ -2300,7 +2351,7 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
 }
 
 /* sk_read_impl with AVX-512BW: a block's masks from one 64-byte vector, compared straight into
- * mask registers (the UTF-8 lookup of a block with a byte >= 0x80 stays the AVX2 one). */
+ * mask registers, its UTF-8 looked up once (utf8_errors512) where it has a byte >= 0x80. */
 AVX512_TARGET static inline __attribute__((always_inline)) int
 sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const unsigned char *needle,
                 Py_ssize_t m, int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring, long long cp0,
@@ -2312,6 +2363,8 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     const __m512i esc_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0));
     const __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
     SK_STATE
+    __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
+    int incomplete = 0;                    /* it ends with a sequence begun */
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
@@ -2319,16 +2372,19 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
         k.nl = _mm512_cmpeq_epi8_mask(v, nl), k.q = _mm512_cmpeq_epi8_mask(v, qt), k.bs = _mm512_cmpeq_epi8_mask(v, bsl);
         /* a raw control character other than a line's newline */
         uint64_t controls = _mm512_cmple_epu8_mask(v, c1f) & ~k.nl;
-        __m256i v0 = _mm512_castsi512_si256(v), v1 = _mm512_extracti64x4_epi64(v, 1);
-        __m256i wrong = _mm512_movepi8_mask(v) == 0 ? _mm256_subs_epu8(prev, incomplete_max)
-                                                    : _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0));
-        k.wrong = controls != 0 || !_mm256_testz_si256(wrong, wrong);
+        /* UTF-8: an all-ASCII block only ends what the block before began */
+        int wrong_utf8 = incomplete;
+        if (_mm512_movepi8_mask(v) != 0) {
+            wrong_utf8 = utf8_errors512(v, prev) != 0;
+            incomplete = p[63] >= 0xC0 || p[62] >= 0xE0 || p[61] >= 0xF0;
+        }
+        k.wrong = controls != 0 || wrong_utf8;
         k.cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(v, cont_mask), cont_val);
         __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(esc_lo, _mm512_and_si512(v, nib)),
                                      _mm512_shuffle_epi8(esc_hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib)));
         k.esc_class = _mm512_test_epi8_mask(c, c);
         SK_STEP(sk_half_mask512)
-        prev = v1;
+        prev = v;
     }
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
 }
