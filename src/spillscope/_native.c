@@ -608,6 +608,22 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
 #define CARRY (TOO_SHORT | TOO_LONG | TWO_CONTS)
 #define LARGE (CARRY | TOO_LARGE | TOO_LARGE_1000)
 
+/* The lookups' three tables (simdjson's): the errors a first byte's high nibble, its low
+ * nibble and the second byte's high nibble allow; a pair is in error where all three agree. */
+#define UTF8_BYTE1_HIGH                                                                                            \
+    TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS, TWO_CONTS, TWO_CONTS, \
+        TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,                           \
+        TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4
+#define UTF8_BYTE1_LOW                                                                                      \
+    CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE, LARGE, \
+        LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE | SURROGATE, LARGE, LARGE
+#define UTF8_BYTE2_HIGH                                                                                         \
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,                     \
+        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),                   \
+        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),                                     \
+        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),                                      \
+        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT
+
 /* A 16-entry table in both 128-bit lanes (vpshufb looks up within a lane). */
 #define TABLE(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
 
@@ -615,32 +631,27 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
  * the byte k before it, from ``prev`` for the first k. */
 #define PREV(input, prev, k) _mm256_alignr_epi8((input), _mm256_permute2x128_si256((prev), (input), 0x21), 16 - (k))
 
+/* The Keiser-Lemire check in W-bit vectors (256 or 512; TAB the width's table): nonzero bytes
+ * where ``input``, whose bytes 1, 2 and 3 before are ``prev1``-``prev3``, is not valid UTF-8.
+ * A statement expression, so that both widths are one text. */
+#define UTF8_ERRORS(W, TAB, input, prev1, prev2, prev3)                                                            \
+    ({                                                                                                             \
+        const __m##W##i nib_ = _mm##W##_set1_epi8(0x0F), p1_ = (prev1);                                            \
+        __m##W##i b1_high_ =                                                                                       \
+            _mm##W##_shuffle_epi8(TAB(UTF8_BYTE1_HIGH), _mm##W##_and_si##W(_mm##W##_srli_epi16(p1_, 4), nib_));    \
+        __m##W##i b1_low_ = _mm##W##_shuffle_epi8(TAB(UTF8_BYTE1_LOW), _mm##W##_and_si##W(p1_, nib_));             \
+        __m##W##i b2_high_ =                                                                                       \
+            _mm##W##_shuffle_epi8(TAB(UTF8_BYTE2_HIGH), _mm##W##_and_si##W(_mm##W##_srli_epi16((input), 4), nib_)); \
+        __m##W##i special_ = _mm##W##_and_si##W(_mm##W##_and_si##W(b1_high_, b1_low_), b2_high_);                  \
+        /* a third or fourth byte must be a continuation, and only there may two follow */                         \
+        __m##W##i must23_ = _mm##W##_or_si##W(_mm##W##_subs_epu8((prev2), _mm##W##_set1_epi8((char)(0xE0 - 0x80))), \
+                                              _mm##W##_subs_epu8((prev3), _mm##W##_set1_epi8((char)(0xF0 - 0x80)))); \
+        _mm##W##_xor_si##W(_mm##W##_and_si##W(must23_, _mm##W##_set1_epi8((char)0x80)), special_);                 \
+    })
+
 /* Nonzero bytes where ``input`` (after ``prev``) is not valid UTF-8. */
 AVX_TARGET static inline __m256i utf8_errors(__m256i input, __m256i prev) {
-    const __m256i nib = _mm256_set1_epi8(0x0F);
-    __m256i prev1 = PREV(input, prev, 1);
-    __m256i b1_high = _mm256_shuffle_epi8(
-        TABLE(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS, TWO_CONTS,
-              TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
-              TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4),
-        _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nib));
-    __m256i b1_low = _mm256_shuffle_epi8(
-        TABLE(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE,
-              LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE | SURROGATE, LARGE, LARGE),
-        _mm256_and_si256(prev1, nib));
-    __m256i b2_high = _mm256_shuffle_epi8(
-        TABLE(TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
-              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
-              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
-              (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT, TOO_SHORT,
-              TOO_SHORT),
-        _mm256_and_si256(_mm256_srli_epi16(input, 4), nib));
-    __m256i special = _mm256_and_si256(_mm256_and_si256(b1_high, b1_low), b2_high);
-    /* a third or fourth byte must be a continuation, and only there may two follow */
-    __m256i must23 = _mm256_or_si256(_mm256_subs_epu8(PREV(input, prev, 2), _mm256_set1_epi8((char)(0xE0 - 0x80))),
-                                     _mm256_subs_epu8(PREV(input, prev, 3), _mm256_set1_epi8((char)(0xF0 - 0x80))));
-    return _mm256_xor_si256(_mm256_and_si256(must23, _mm256_set1_epi8((char)0x80)), special);
+    return UTF8_ERRORS(256, TABLE, input, PREV(input, prev, 1), PREV(input, prev, 2), PREV(input, prev, 3));
 }
 
 /* utf8_errors of a 64-byte block with AVX-512BW: the same lookups, once (where two 32-byte
@@ -653,29 +664,8 @@ AVX_TARGET static inline __m256i utf8_errors(__m256i input, __m256i prev) {
                                                           (input)),                                            \
                        16 - (k))
 AVX512_TARGET static inline __mmask64 utf8_errors512(__m512i input, __m512i prev) {
-    const __m512i nib = _mm512_set1_epi8(0x0F);
-    __m512i prev1 = PREV512(input, prev, 1);
-    __m512i b1_high = _mm512_shuffle_epi8(
-        TABLE512(TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TWO_CONTS, TWO_CONTS,
-                 TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE,
-                 TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4),
-        _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib));
-    __m512i b1_low = _mm512_shuffle_epi8(
-        TABLE512(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, CARRY | TOO_LARGE,
-                 LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE, LARGE | SURROGATE, LARGE, LARGE),
-        _mm512_and_si512(prev1, nib));
-    __m512i b2_high = _mm512_shuffle_epi8(
-        TABLE512(TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
-                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
-                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
-                 (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE), TOO_SHORT, TOO_SHORT, TOO_SHORT,
-                 TOO_SHORT),
-        _mm512_and_si512(_mm512_srli_epi16(input, 4), nib));
-    __m512i special = _mm512_ternarylogic_epi32(b1_high, b1_low, b2_high, 0x80); /* the three ANDed */
-    __m512i must23 = _mm512_or_si512(_mm512_subs_epu8(PREV512(input, prev, 2), _mm512_set1_epi8((char)(0xE0 - 0x80))),
-                                     _mm512_subs_epu8(PREV512(input, prev, 3), _mm512_set1_epi8((char)(0xF0 - 0x80))));
-    __m512i err = _mm512_xor_si512(_mm512_and_si512(must23, _mm512_set1_epi8((char)0x80)), special);
+    __m512i err = UTF8_ERRORS(512, TABLE512, input, PREV512(input, prev, 1), PREV512(input, prev, 2),
+                              PREV512(input, prev, 3));
     return _mm512_test_epi8_mask(err, err);
 }
 
