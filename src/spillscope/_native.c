@@ -2384,9 +2384,11 @@ AVX512_TARGET static int sk_read512(const unsigned char *in, Py_ssize_t avail, P
                                     const unsigned char *needle, Py_ssize_t m, int folded, unsigned char *out,
                                     sk_point *ring, Py_ssize_t *nring, long long cp0, long long ub0,
                                     Py_ssize_t *found_at, Py_ssize_t *searched, const sk_half *A, const sk_half *B) {
+    /* the fused read compiled for each case (no fold to OR into every half's loads where there is none) */
+    if (A != NULL && folded)
+        return sk_read512_impl(in, avail, base, needle, m, 1, out, ring, nring, cp0, ub0, found_at, searched, 1, A, B);
     if (A != NULL)
-        return sk_read512_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 1,
-                               A, B);
+        return sk_read512_impl(in, avail, base, needle, m, 0, out, ring, nring, cp0, ub0, found_at, searched, 1, A, B);
     return sk_read512_impl(in, avail, base, needle, m, folded, out, ring, nring, cp0, ub0, found_at, searched, 0, A,
                            B);
 }
