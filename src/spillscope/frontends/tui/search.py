@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Protocol, TypeVar
 
 from rich.text import Text
 from textual import on, work
@@ -31,12 +31,15 @@ if TYPE_CHECKING:
 #: The screen stops listing (and searching) after this many hits.
 MAX_SHOWN = 10000
 
+#: A search's hit record: dsh's SearchHit, another agent's TextHit.
+H = TypeVar("H")
+
 
 @dataclass(frozen=True)
-class HitNode:
-    """What a tree node stands for: a hit (``hit`` set) or a group."""
+class HitNode(Generic[H]):
+    """What a tree node stands for: a hit (``hit`` set), or a group or a finding."""
 
-    hit: SearchHit | None = None
+    hit: H | None = None
 
 
 def parse_query(text: str) -> Pattern | None:
@@ -89,37 +92,48 @@ def stream_results(screen: ResultsScreen, events: Callable[[], Iterable[Any]], h
         app.call_from_thread(screen.add_results, batch, True, shown >= MAX_SHOWN)
 
 
+def file_label(name: str, kind: str) -> FitLabel:
+    """The row a file's hits are grouped under: its name, shortened from the left, and its kind."""
+    return FitLabel(name=name, name_style="cyan", tail_share=0.7, kept=(Extra(f"[{kind}]", "cyan"),))
+
+
 def finding_label(f: Finding) -> FitLabel:
     """A file or artifact the search could not read: its own row, in the list of hits."""
     return FitLabel(icon=("⚠ ", "bold yellow"), name=f"{f.code}: {f.where} {f.detail}", name_style="bold yellow")
 
 
-class SearchTree(FittingTree[HitNode]):
-    COMPONENT_CLASSES = {"search--seen", "search--omitted", "search--unlinked"}
+class TreeSearchScreen(Screen[None], Generic[H]):
+    """What both search screens are (dsh's root here, another agent's tree in .agent_search):
+    a query line, the tree of hits and a status line; a query parsed and compiled (what RE2
+    refuses said in the status line), the tree cleared and the search run on a worker
+    (``run_search``), its results added in batches, a finding as a row of its own, counted in
+    the status line. A subclass says where a hit goes in the tree (``add_hit``), how it reads
+    (``hit_label``) and what Enter on it opens (``hit_chosen``)."""
 
-
-class SearchScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    #: The tree's class (its component classes style the hits)
+    TREE: type[FittingTree[HitNode[Any]]]
+    #: What the status line counts the hits in
+    GROUP = "artifact"
 
-    def __init__(self, root: str, logs: str | None, rebase: str | None, query: str = "") -> None:
+    def __init__(self, query: str = "") -> None:
         super().__init__()
-        self.root, self.logs, self.rebase = root, logs, rebase
         self.initial = query
-        self.hits = 0
-        self.bad = 0
-        self.running = False
-        self._sessions: dict[str, TreeNode[HitNode]] = {}
-        self._artifacts: dict[str, TreeNode[HitNode]] = {}
+        self.hits = self.bad = 0
+        #: The nodes the hits are grouped under, by path; the status line counts them
+        self.groups: dict[str, TreeNode[HitNode[H]]] = {}
+
+    def placeholder(self) -> str:
+        raise NotImplementedError
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.initial, placeholder="search the whole root (re: regex, i: ignore case) — Enter to search",
-                    id="search-input")
-        yield SearchTree("hits", id="search-tree")
+        yield Input(value=self.initial, placeholder=self.placeholder(), id="search-input")
+        yield self.TREE("hits", id="search-tree")
         yield Static(id="search-status", markup=False)
         yield FittingFooter()
 
     def on_mount(self) -> None:
-        tree = self.query_one(SearchTree)
+        tree = self.query_one(self.TREE)
         tree.show_root = False
         tree.root.expand()
         self.query_one(Input).focus()
@@ -133,7 +147,7 @@ class SearchScreen(Screen[None]):
     @on(Input.Submitted, "#search-input")
     def submitted(self, event: Input.Submitted) -> None:
         self.start(event.value)
-        self.query_one(SearchTree).focus()
+        self.query_one(self.TREE).focus()
 
     def start(self, query: str) -> None:
         pattern = parse_query(query)
@@ -144,15 +158,74 @@ class SearchScreen(Screen[None]):
         except PatternError as exc:
             self.set_status(f"cannot search: {exc}")
             return
-        tree = self.query_one(SearchTree)
+        tree = self.query_one(self.TREE)
         tree.clear()
         tree.root.expand()
-        self._sessions.clear()
-        self._artifacts.clear()
+        self.clear_groups()
         self.hits = self.bad = 0
-        self.running = True
         self.set_status("searching…")
         self.run_search(pattern)
+
+    def clear_groups(self) -> None:
+        self.groups.clear()
+
+    def run_search(self, pattern: Pattern) -> object:
+        """Start the search (a worker that hands its results to ``add_results``)."""
+        raise NotImplementedError
+
+    def add_hit(self, tree: FittingTree[HitNode[H]], hit: H) -> None:
+        raise NotImplementedError
+
+    def add_results(self, batch: list[H | Finding], done: bool = False, capped: bool = False) -> None:
+        if not self.is_attached:
+            return
+        tree = self.query_one(self.TREE)
+        for ev in batch:
+            if isinstance(ev, Finding):
+                self.bad += 1
+                tree.root.add_leaf(finding_label(ev), HitNode())
+                continue
+            self.hits += 1
+            self.add_hit(tree, ev)
+        state = "done" if done else "searching…"
+        note = f" (stopped at {MAX_SHOWN})" if capped else ""
+        bad = f", {count(self.bad, self.GROUP)} not searched" if self.bad else ""
+        self.set_status(f"{count(self.hits, 'hit')}{note} in {count(len(self.groups), self.GROUP)}{bad} · {state}")
+
+    @on(Tree.NodeHighlighted, "#search-tree")
+    def highlighted(self, event: Tree.NodeHighlighted[HitNode[H]]) -> None:
+        event.stop()  # the browse tree's handlers in the app are not for these nodes
+
+    @on(Tree.NodeSelected, "#search-tree")
+    def selected(self, event: Tree.NodeSelected[HitNode[H]]) -> None:
+        event.stop()
+        data = event.node.data
+        if data is not None and data.hit is not None:
+            self.hit_chosen(data.hit)
+
+    def hit_chosen(self, hit: H) -> object:
+        """Enter on a hit: open it (in a worker), or say why not."""
+        raise NotImplementedError
+
+
+class SearchTree(FittingTree[HitNode[SearchHit]]):
+    COMPONENT_CLASSES = {"search--seen", "search--omitted", "search--unlinked"}
+
+
+class SearchScreen(TreeSearchScreen[SearchHit]):
+    TREE = SearchTree
+
+    def __init__(self, root: str, logs: str | None, rebase: str | None, query: str = "") -> None:
+        super().__init__(query)
+        self.root, self.logs, self.rebase = root, logs, rebase
+        self._sessions: dict[str, TreeNode[HitNode[SearchHit]]] = {}
+
+    def placeholder(self) -> str:
+        return "search the whole root (re: regex, i: ignore case) — Enter to search"
+
+    def clear_groups(self) -> None:
+        super().clear_groups()
+        self._sessions.clear()
 
     @work(thread=True, exclusive=True, group="root-search")
     def run_search(self, pattern: Pattern) -> None:
@@ -163,34 +236,20 @@ class SearchScreen(Screen[None]):
                                                  cancelled=lambda: worker.is_cancelled, findings_first=True),
                        SearchHit, lambda: worker.is_cancelled)
 
-    def add_results(self, batch: list[SearchHit | Finding], done: bool = False, capped: bool = False) -> None:
-        if not self.is_attached:
-            return
-        tree = self.query_one(SearchTree)
-        for ev in batch:
-            if isinstance(ev, Finding):
-                self.bad += 1
-                tree.root.add_leaf(finding_label(ev), HitNode())
-                continue
-            self.hits += 1
-            key = ev.session_dir
-            snode = self._sessions.get(key)
-            if snode is None:
-                label = f"{ev.session} ({key})" if ev.session else key
-                snode = self._sessions[key] = tree.root.add(FitLabel(name=label, name_style="bold"), HitNode(), expand=True)
-            anode = self._artifacts.get(ev.path)
-            if anode is None:
-                name = ev.path.rsplit("/", 1)[-1]
-                anode = self._artifacts[ev.path] = snode.add(
-                    FitLabel(name=name, name_style="cyan", tail_share=0.7, kept=(Extra(f"[{ev.kind}]", "cyan"),)), HitNode(), expand=True)
-            anode.add_leaf(self.hit_label(tree, ev), HitNode(ev))
-        state = "done" if done else "searching…"
-        note = f" (stopped at {MAX_SHOWN})" if capped else ""
-        bad = f", {count(self.bad, 'artifact')} not searched" if self.bad else ""
-        self.set_status(f"{count(self.hits, 'hit')}{note} in {count(len(self._artifacts), 'artifact')}{bad} · {state}")
+    def add_hit(self, tree: FittingTree[HitNode[SearchHit]], ev: SearchHit) -> None:
+        key = ev.session_dir
+        snode = self._sessions.get(key)
+        if snode is None:
+            label = f"{ev.session} ({key})" if ev.session else key
+            snode = self._sessions[key] = tree.root.add(FitLabel(name=label, name_style="bold"), HitNode(), expand=True)
+        anode = self.groups.get(ev.path)
+        if anode is None:
+            name = ev.path.rsplit("/", 1)[-1]
+            anode = self.groups[ev.path] = snode.add(file_label(name, ev.kind), HitNode(), expand=True)
+        anode.add_leaf(self.hit_label(tree, ev), HitNode(ev))
 
     @staticmethod
-    def hit_label(tree: SearchTree, h: SearchHit) -> Text:
+    def hit_label(tree: FittingTree[HitNode[SearchHit]], h: SearchHit) -> Text:
         """``msg cp seen|omitted  before MATCH after``; a narrow line shortens the context
         around the match, never the match (see .labels.ContextLabel)."""
         cls = {True: "search--seen", False: "search--omitted", None: "search--unlinked"}[h.seen]
@@ -199,19 +258,8 @@ class SearchScreen(Screen[None]):
         return ContextLabel(f"{where}cp {h.start:>9}  {word:<8}  ", h.before.replace("\n", "↵"),
                             h.match.replace("\n", "↵"), h.after.replace("\n", "↵"), tree.get_component_rich_style(cls))
 
-    @on(Tree.NodeHighlighted, "#search-tree")
-    def highlighted(self, event: Tree.NodeHighlighted[HitNode]) -> None:
-        event.stop()  # the browse tree's handlers in the app are not for these nodes
-
-    @on(Tree.NodeSelected, "#search-tree")
-    def selected(self, event: Tree.NodeSelected[HitNode]) -> None:
-        event.stop()
-        data = event.node.data
-        if data is not None and data.hit is not None:
-            self.open_hit(data.hit)
-
     @work(thread=True, exclusive=True, group="open-hit")
-    def open_hit(self, h: SearchHit) -> None:
+    def hit_chosen(self, h: SearchHit) -> None:
         from .document import open_document
         from .reader import ReaderScreen
 
