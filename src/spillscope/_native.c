@@ -2080,7 +2080,6 @@ static PyObject *native_halves(PyObject *self, PyObject *args) {
  * its shortening guarded (sk_on_bus).
  */
 #define SK_FIRST (32 << 10)
-
 #define SK_MAX_READ (512 << 10)
 #define SK_SEARCH_EVERY (16 << 10)
 #define SK_RING 1024
