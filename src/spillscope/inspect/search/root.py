@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
 from .prefilter import may_match, may_match_many
-from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, _Located
+from .records import TOOL_OUTPUT, TRANSCRIPT, MessageHit
 from ..findings import Finding, finding, set_apart
 from ..scan.searchable import PlanItem
 from ..scan.tree import RootScan, scan_root
@@ -279,33 +279,44 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
             store: Storage, context: bool = True) -> Iterator[SearchHit | Finding]:
-    """The hits (and findings) of one artifact of ``store``, in order."""
+    """The hits (and findings) of one artifact of ``store``, in order. A record a hit, made
+    here from the search's own (a dense regex: tens of thousands, each a generator step and
+    an object less where a tool output's hits are not wrapped as located ones first)."""
+    from .tool import search_tool_output
     from .transcript import search_transcript
 
     seen: SeenRanges | None = None
-    events: Iterable[Any]
-    if t.kind == TRANSCRIPT:
-        events = search_transcript(t.path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
-                                   store=store, context=context)
-    else:
-        events = _tool_events(t.path, pattern, max_count, cancelled, store, context)
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
         # with no logs never needs it).
         from .seen import is_seen
-    for ev in events:
+
+    def was_seen(message: int | None, h: MessageHit) -> bool | None:
+        nonlocal seen
+        if t.seen_for is None:
+            return None  # nothing links the artifact
+        if seen is None:
+            seen = t.seen_for()
+        return is_seen(seen.get(message if message is not None else 0), h.byte_start, h.byte_end)
+
+    path, session, session_dir, kind, linked = t.path, t.session, t.session_dir, t.kind, t.seen_for is not None
+    if kind != TRANSCRIPT:
+        try:
+            for h in search_tool_output(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
+                                        store=store, context=context):
+                yield SearchHit(path, session, session_dir, kind, None, None, h.start, h.end,
+                                was_seen(None, h) if linked else None, h.before, h.match, h.after)
+        except OSError as exc:
+            yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
+        return
+    for ev in search_transcript(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True, store=store,
+                                context=context):
         if isinstance(ev, Finding):
             yield ev
             continue
         h = ev.hit
-        was_seen: bool | None = None  # nothing links the artifact
-        if t.seen_for is not None:
-            if seen is None:
-                seen = t.seen_for()
-            key = ev.message if ev.message is not None else 0
-            was_seen = is_seen(seen.get(key), h.byte_start, h.byte_end)
-        yield SearchHit(t.path, t.session, t.session_dir, t.kind, ev.message, ev.role, h.start, h.end,
-                        was_seen, h.before, h.match, h.after)
+        yield SearchHit(path, session, session_dir, kind, ev.message, ev.role, h.start, h.end,
+                        was_seen(ev.message, h) if linked else None, h.before, h.match, h.after)
 
 
 #: A local artifact this big is searched on a thread of its own, ahead of its turn: its search
@@ -513,15 +524,3 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> I
     finally:
         # A search stopped early (cancelled, a cap reached) does not wait for the look-ahead.
         pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _tool_events(path: str, pattern: Pattern, limit: int | None, cancelled: Callable[[], bool],
-                 store: Storage, context: bool = True) -> Iterator[ArtifactEvent]:
-    from .tool import search_tool_output
-
-    try:
-        for h in search_tool_output(path, pattern, limit=limit, cancelled=cancelled, prefiltered=True, store=store,
-                                    context=context):
-            yield _Located(None, None, h)
-    except OSError as exc:
-        yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
