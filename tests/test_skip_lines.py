@@ -346,3 +346,92 @@ def test_utf8_is_checked_at_every_offset_of_a_block_among_non_ascii(nat, tmp_pat
             elif not valid and to > start:
                 wrong.append(("passed", seq, at))
     assert not wrong, wrong[:5]
+
+
+def _lone_quote_cases() -> list[bytes]:
+    """Fragment lines with lines of one quote ('"\\n': no JSON string, the writer never writes
+    one) first, last, in the middle, one to twenty in a row, at every offset of the 64-byte
+    blocks around them; and the empty line '""' (valid) beside them."""
+    line = b'"' + b"a" * 64 + b'"\n'
+    out = []
+    for run in (1, 2, 3, 20):
+        lone = b'"\n' * run
+        out += [lone + line * 8, line * 8 + lone, lone + b'"x"\n']
+        for at in range(0, 140, 3):
+            head = line * (at // 67) + b'"' + b"b" * (at % 67) + b'"\n'
+            out.append(head + lone + line * 8)
+    out += [b'""\n' + line * 4, line * 4 + b'""\n', line * 2 + b'""\n' + line * 2]
+    return out
+
+
+def test_a_lone_quote_line_is_refused_by_every_deframing_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native deframe (its 64-byte join loop and the one after), and its Python twin, give
+    the same for every case: None for a line of one quote (before, the first or last line's
+    quote was taken for both of its quotes and the text came out a byte short), the text for
+    an empty line; the one-pass decoder refuses the lone lines too."""
+    from spillscope.inspect.search import escapes
+
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("no native accelerator here")
+    wrong = []
+    for data in _lone_quote_cases():
+        got = nat.deframe(data)
+        monkeypatch.setattr(native, "NATIVE", None)
+        try:
+            twin = escapes.deframe(data)
+        except ValueError:
+            twin = None
+        monkeypatch.setattr(native, "NATIVE", nat)
+        lone = data.startswith(b'"\n') or b'\n"\n' in data
+        n, _ = nat.message_text(data, 0, len(data), bytearray(len(data) + 64))
+        if got != twin or (got is None) != lone or (n < 0) != lone:
+            wrong.append((data[:80], got is None, twin is None, n))
+    assert not wrong, wrong[:3]
+
+
+@pytest.mark.parametrize("needle", [b"absent", b"absent from it, this needle"])
+def test_a_lone_quote_line_is_never_skipped(nat, tmp_path: Path, needle: bytes) -> None:
+    """The skip stops before a line of one quote wherever it lies (its length -1 made the
+    joined offset run backwards: the join wrote before its buffer, and the counts came out a
+    code point short a line), for the join's read and the fused one."""
+    wrong = []
+    for body in _lone_quote_cases():
+        data = HEAD + body
+        first = data.find(b'"\n', len(HEAD))
+        lone_at = len(HEAD) if body.startswith(b'"\n') else data.find(b'\n"\n', len(HEAD)) + 1
+        if lone_at == 0:
+            continue  # the empty-line cases: regular
+        to, _, _ = skip(nat, tmp_path, data, needle, False, 0)
+        if to > lone_at:
+            wrong.append((body[:60], lone_at, to, first))
+    assert not wrong, wrong[:3]
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+@pytest.mark.parametrize("run", [1, 20])
+def test_lone_quote_lines_in_a_big_message_are_reported_as_the_parser_reports_them(tmp_path: Path, where: str,
+                                                                                    run: int) -> None:
+    """End to end: ``spillscope grep`` over a message with lines of one quote gives what the
+    pure-Python path gives (the parser's malformed artifact, or the hit before them), window
+    by window and whole; before, twenty at a message's start crashed the process (SIGSEGV in
+    the skip) and a run in its middle moved the hit by a code point a line."""
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    big = "The spill store keeps 界 and 😀 out of context; line\n" * 3000
+    root = write_root(tmp_path, [[big + "needle"]])
+    path = next(root.rglob("*session-reference-1.txt"))
+    data = path.read_bytes()
+    start = data.index(b'\n\n"', data.index(b"### Message 1")) + 2
+    at = {"start": start, "middle": data.index(b'\n"', len(data) // 2) + 1,
+          "end": data.rindex(b'"\n') + 2}[where]
+    path.write_bytes(data[:at] + b'"\n' * run + data[at:])
+    got = {}
+    for name, env in (("python", {"SPILLSCOPE_NO_NATIVE": "1"}), ("windows", {"SPILLSCOPE_WHOLE_MAX": "1024"}),
+                      ("whole", {"SPILLSCOPE_WHOLE_MAX": str(64 << 20)})):
+        proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
+                              capture_output=True, timeout=120, env={**os.environ, **env})
+        got[name] = (proc.returncode, proc.stdout, proc.stderr)
+    assert got["windows"] == got["python"]
+    assert got["whole"] == got["python"]
+    assert got["python"][0] in (0, 1), got["python"]

@@ -29,7 +29,8 @@
  *
  * Exactly search_escapes.deframe(buf[:end]) (None where it raises ValueError):
  * the lines must start with '"' and end with '"\n'; body = replace(b'"\n"', b'')
- * (left to right, non-overlapping); no '\n' may remain in body[1:-1]; no line may begin
+ * (left to right, non-overlapping); no line is a lone quote ('"\n' first, '\n"\n' anywhere:
+ * its one quote would close it and open it); no '\n' may remain in body[1:-1]; no line may begin
  * with a UTF-8 continuation byte (a character split over two lines: each line is then no
  * UTF-8, whole as the joined text is); the result is body[1:-2].
  */
@@ -93,12 +94,15 @@ static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned c
 #endif
         if (j >= n) break;
         /* in[j] is a newline; out[o-1] holds in[j-1] when j > i */
-        if (j >= 1 && j - 1 >= last_end && in[j - 1] == '"' && j + 1 < n && in[j + 1] == '"') {
+        /* a join: a closing quote (not the line's opening one: j >= 2, j - 1 >= last_end), its
+         * newline and the next line's opening quote */
+        if (j >= 2 && j - 1 >= last_end && in[j - 1] == '"' && j + 1 < n && in[j + 1] == '"') {
             o -= 1; /* the quote before it was copied: take it back */
             last_end = j + 2;
             i = j + 2;
         } else {
             if (j != n - 1 && o + start >= 1) return -1; /* a newline that stays inside the body */
+            if (j == n - 1 && !(j >= 2 && j - 1 >= last_end)) return -1; /* a last line of one quote */
             out[o++] = '\n';
             i = j + 1;
         }
@@ -1470,7 +1474,7 @@ AVX_TARGET static int pf_blocks_avx2(const unsigned char *in, Py_ssize_t n, unsi
         while (m_nl) {                                                                                  \
             Py_ssize_t j = i + __builtin_ctzll(m_nl);                                                   \
             m_nl &= m_nl - 1;                                                                           \
-            if (!(j >= 1 && j - 1 >= seg && in[j - 1] == '"' && in[j + 1] == '"')) {                  \
+            if (!(j >= 2 && j - 1 >= seg && in[j - 1] == '"' && in[j + 1] == '"')) {                  \
                 *pseg = seg, *po = o; /* out holds the body up to seg only */                          \
                 return;                                                                                 \
             }                                                                                           \
@@ -2120,7 +2124,7 @@ typedef struct {
     Py_ssize_t *nring;
     long long cp0, ub0;
     const sk_half *A, *B;
-    uint64_t prev_escaped, prev_nl; /* in[-1] is a newline */
+    uint64_t prev_escaped, prev_nl; /* the block before's last two bytes are newlines (bits 0, 1: 62, 63) */
     long long ncont, nesc, nnl;     /* over in[0:i] */
     Py_ssize_t seg, o, done_search;
 } sk_state;
@@ -2153,8 +2157,11 @@ static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize
     /* the quotes not escaped are exactly those next to a newline: every newline joins
      * two lines (a blank line, a quote or newline out of place: irregular); an escape
      * stands for one of " \ b f n r t (a nibble lookup: rows 2, 5, 6, 7 of ASCII) */
-    uint64_t around = (nl << 1) | (nl >> 1) | st->prev_nl | ((uint64_t)(p[64] == '\n') << 63);
-    uint64_t bad = ((k->q & ~escaped) ^ around) | (escaped & ~k->esc_class);
+    uint64_t around = (nl << 1) | (nl >> 1) | (st->prev_nl >> 1) | ((uint64_t)(p[64] == '\n') << 63);
+    /* ... and no line is a lone quote (two newlines two apart: the one quote between them
+     * would be both the line's quotes, and its length -1) */
+    uint64_t lone = nl & ((nl << 2) | st->prev_nl);
+    uint64_t bad = ((k->q & ~escaped) ^ around) | (escaped & ~k->esc_class) | lone;
     if (bad | (uint64_t)k->wrong) return -1;
     Py_ssize_t seg = st->seg, o = st->o;
     if (fused) {
@@ -2192,7 +2199,7 @@ static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize
         }
     }
     st->prev_escaped = next_escaped;
-    st->prev_nl = nl >> 63;
+    st->prev_nl = nl >> 62;
     /* the joined text (pf_join_plain's stores, 64 bytes at a time); fused: only where it goes */
     unsigned char *out = st->out;
     if (!fused) {
@@ -2272,7 +2279,7 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
 }
 
 #define SK_STATE                                                                                          \
-    sk_state st = {in, needle, base, m, folded, out, ring, nring, cp0, ub0, A, B, 0, 1, 0, 0, 0, 1, 0, 0}; \
+    sk_state st = {in, needle, base, m, folded, out, ring, nring, cp0, ub0, A, B, 0, 2, 0, 0, 0, 1, 0, 0}; \
     int bad_block = 0;                                                                                    \
     Py_ssize_t i = 0;                                                                                     \
     /* Bytes read past a block's start: the fused halves' loads up to 64 + h - 1 + 31 (63 with          \

@@ -123,7 +123,10 @@ def deframe(lines: bytes | bytearray | memoryview, end: int = -1) -> bytes:
     lines = bytes(lines)
     # An empty fragment line ("") vanishes here without changing the text: the parser
     # refuses it, `verify` reports it; the search need not.
-    if lines[:1] != b'"' or lines[-2:] != b'"\n' or _SPLIT_CHARACTER.search(lines):
+    # A line of one quote ('"\n' first, '\n"\n' anywhere) is no JSON string: its quote would
+    # open and close it, and the joins below would take it for half of two.
+    if (lines[:1] != b'"' or lines[-2:] != b'"\n' or _SPLIT_CHARACTER.search(lines) or lines.startswith(b'"\n')
+            or b'\n"\n' in lines):
         raise ValueError("not plain fragment lines")
     body = lines.replace(b'"\n"', b"")
     if body.find(b"\n", 1, len(body) - 1) >= 0:
