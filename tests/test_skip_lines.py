@@ -200,27 +200,38 @@ def test_a_cancel_is_seen_between_spans_of_a_long_skip(nat, tmp_path: Path, monk
     assert len(calls) > 10
 
 
+def one_big_message(tmp_path: Path, lines: int) -> tuple[Path, Path, bytes]:
+    """A root of one transcript of one big message (``lines`` lines of text, then the hit
+    "needle"): (the root, the transcript, its bytes)."""
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    root = write_root(tmp_path, [["The spill store keeps 界 and 😀 out of context; line\n" * lines + "needle"]])
+    path = next(root.rglob("*session-reference-1.txt"))
+    return root, path, path.read_bytes()
+
+
+def grep_each(root: Path, envs: dict[str, dict[str, str]]) -> dict[str, tuple[int, bytes, bytes]]:
+    """``spillscope grep needle ROOT --json`` under each environment: (exit, stdout, stderr) by name."""
+    got = {}
+    for name, env in envs.items():
+        proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
+                              capture_output=True, timeout=120, env={**os.environ, **env})
+        got[name] = (proc.returncode, proc.stdout, proc.stderr)
+    return got
+
+
 @pytest.mark.parametrize("bad", [b"\xff", b"\xe7\x95", b"\\x", b"\\/", b"\x01", b'"'])
 def test_a_fault_in_lines_that_would_be_skipped_is_still_reported(tmp_path: Path, bad: bytes) -> None:
     """A byte the decoder refuses, deep in a message whose only hit comes after it: the skip
     stops before it, so grep reports what the window search reports (a malformed artifact at
     its line, or for the valid \\/ the hit), never a hit counted past an unread fault."""
-    if native.NATIVE is None:
-        pytest.skip("no native accelerator here")
-    big = "The spill store keeps 界 and 😀 out of context; line\n" * 5000
-    root = write_root(tmp_path, [[big + "needle"]])
-    path = next(root.rglob("*session-reference-1.txt"))
-    data = path.read_bytes()
+    root, path, data = one_big_message(tmp_path, 5000)
     k = data.index(b" ", len(data) // 2)
     path.write_bytes(data[:k] + bad + data[k + 1:])
     line = data.count(b"\n", 0, k) + 1
-    got = {}
-    for whole in ("1024", str(64 << 20)):
-        proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
-                              capture_output=True, timeout=120, env={**os.environ, "SPILLSCOPE_WHOLE_MAX": whole})
-        got[whole] = (proc.returncode, proc.stdout, proc.stderr)
-    assert got["1024"] == got[str(64 << 20)], "window by window (skipping) as when searched whole"
-    code, out, err = got["1024"]
+    got = grep_each(root, {"windows": {"SPILLSCOPE_WHOLE_MAX": "1024"}, "whole": {"SPILLSCOPE_WHOLE_MAX": str(64 << 20)}})
+    assert got["windows"] == got["whole"], "window by window (skipping) as when searched whole"
+    code, out, err = got["windows"]
     if bad == b"\\/":
         assert code == 0 and len(jsonl(out)) == 1
     else:
@@ -416,22 +427,13 @@ def test_lone_quote_lines_in_a_big_message_are_reported_as_the_parser_reports_th
     pure-Python path gives (the parser's malformed artifact, or the hit before them), window
     by window and whole; before, twenty at a message's start crashed the process (SIGSEGV in
     the skip) and a run in its middle moved the hit by a code point a line."""
-    if native.NATIVE is None:
-        pytest.skip("no native accelerator here")
-    big = "The spill store keeps 界 and 😀 out of context; line\n" * 3000
-    root = write_root(tmp_path, [[big + "needle"]])
-    path = next(root.rglob("*session-reference-1.txt"))
-    data = path.read_bytes()
+    root, path, data = one_big_message(tmp_path, 3000)
     start = data.index(b'\n\n"', data.index(b"### Message 1")) + 2
     at = {"start": start, "middle": data.index(b'\n"', len(data) // 2) + 1,
           "end": data.rindex(b'"\n') + 2}[where]
     path.write_bytes(data[:at] + b'"\n' * run + data[at:])
-    got = {}
-    for name, env in (("python", {"SPILLSCOPE_NO_NATIVE": "1"}), ("windows", {"SPILLSCOPE_WHOLE_MAX": "1024"}),
-                      ("whole", {"SPILLSCOPE_WHOLE_MAX": str(64 << 20)})):
-        proc = subprocess.run([sys.executable, "-m", "spillscope", "grep", "needle", str(root), "--json"],
-                              capture_output=True, timeout=120, env={**os.environ, **env})
-        got[name] = (proc.returncode, proc.stdout, proc.stderr)
+    got = grep_each(root, {"python": {"SPILLSCOPE_NO_NATIVE": "1"}, "windows": {"SPILLSCOPE_WHOLE_MAX": "1024"},
+                           "whole": {"SPILLSCOPE_WHOLE_MAX": str(64 << 20)}})
     assert got["windows"] == got["python"]
     assert got["whole"] == got["python"]
     assert got["python"][0] in (0, 1), got["python"]

@@ -292,13 +292,14 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
         from .seen import is_seen
 
     def was_seen(message: int | None, h: MessageHit) -> bool | None:
+        """Whether the model saw the hit (None: not known), asked only where a notice links the artifact."""
         nonlocal seen
-        if t.seen_for is None:
-            return None  # nothing links the artifact
         if seen is None:
+            assert t.seen_for is not None
             seen = t.seen_for()
         return is_seen(seen.get(message if message is not None else 0), h.byte_start, h.byte_end)
 
+    # linked False: nothing links the artifact, every hit's seen is None
     path, session, session_dir, kind, linked = t.path, t.session, t.session_dir, t.kind, t.seen_for is not None
     if kind != TRANSCRIPT:
         try:
