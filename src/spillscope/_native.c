@@ -52,7 +52,9 @@ static void deframe_blocks(const unsigned char *in, Py_ssize_t n, unsigned char 
  * match can take (in[1] is not a newline). Returns the body length, or -1 when a stray
  * newline remains. */
 static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned char *out, Py_ssize_t start) {
-    Py_ssize_t o = 0, i = start, last_end = 0; /* last_end: end of the last match */
+    /* last_end: where the current line's text begins (after the last join, or the first
+     * line's opening quote): its closing quote is at or after it, never that opening quote */
+    Py_ssize_t o = 0, i = start, last_end = 1;
     /* The lines joined 64 bytes at a time while every newline met is a join (all but the
      * last of plain fragment lines); from the first other newline on, the loop below. */
     Py_ssize_t seg = start;
@@ -94,15 +96,15 @@ static Py_ssize_t deframe_into(const unsigned char *in, Py_ssize_t n, unsigned c
 #endif
         if (j >= n) break;
         /* in[j] is a newline; out[o-1] holds in[j-1] when j > i */
-        /* a join: a closing quote (not the line's opening one: j >= 2, j - 1 >= last_end), its
-         * newline and the next line's opening quote */
-        if (j >= 2 && j - 1 >= last_end && in[j - 1] == '"' && j + 1 < n && in[j + 1] == '"') {
+        /* a join: a closing quote (not the line's opening one), its newline and the next
+         * line's opening quote */
+        if (j - 1 >= last_end && in[j - 1] == '"' && j + 1 < n && in[j + 1] == '"') {
             o -= 1; /* the quote before it was copied: take it back */
             last_end = j + 2;
             i = j + 2;
         } else {
             if (j != n - 1 && o + start >= 1) return -1; /* a newline that stays inside the body */
-            if (j == n - 1 && !(j >= 2 && j - 1 >= last_end)) return -1; /* a last line of one quote */
+            if (j == n - 1 && j - 1 < last_end) return -1; /* a last line of one quote */
             out[o++] = '\n';
             i = j + 1;
         }
