@@ -2167,21 +2167,11 @@ static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize
     if (bad | (uint64_t)k->wrong) return -1;
     Py_ssize_t seg = st->seg, o = st->o;
     if (fused) {
-        /* every line this block closes is long enough, else the join takes over here (a
-         * block closes one line or none where they are 64 code points: that without a loop) */
-        int short_line;
-        if (nl & (nl - 1)) {
-            Py_ssize_t s = seg;
-            short_line = 0;
-            for (uint64_t m_nl = nl; m_nl; m_nl &= m_nl - 1) {
-                Py_ssize_t j = i + __builtin_ctzll(m_nl);
-                short_line |= j - 1 - s < st->m - 1;
-                s = j + 2;
-            }
-        } else {
-            short_line = (nl != 0) & (i + __builtin_ctzll(nl | (1ULL << 63)) - 1 - seg < st->m - 1);
-        }
-        if (short_line) return -2;
+        /* every line this block closes holds m - 1 bytes or more, else the join takes over
+         * here: its newline m + 2 or more past the one before (seg - 2; every newline here is
+         * a join), measured as the prefilter's halves measure theirs */
+        Py_ssize_t last_join = seg - 2;
+        if (pf_block_joins(nl, i, st->m + 2, &last_join)) return -2;
         uint64_t ca = k->ca, cb = k->cb;
         if (ca | cb) {
             /* A half starting in this block: the needle starts no sooner than the block's
@@ -2280,6 +2270,11 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
     return bad_block;
 }
 
+/* Whether the 64-byte block at p ends with a UTF-8 sequence it does not finish: a last byte from
+ * 0xC0, a second-last from 0xE0, a third-last from 0xF0 (an all-ASCII block after it then cuts
+ * the sequence short; one with a byte >= 0x80 is looked up with it, the block before). */
+static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 || p[62] >= 0xE0 || p[61] >= 0xF0; }
+
 #define SK_STATE                                                                                          \
     sk_state st = {in, needle, base, m, folded, out, ring, nring, cp0, ub0, A, B, 0, 2, 0, 0, 0, 1, 0, 0}; \
     int bad_block = 0;                                                                                    \
@@ -2288,6 +2283,7 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
      * AVX-512), the join's 64-byte store from a line starting at its end up to 65 + 63 (a mapping     \
      * ends where the file or the span does: nothing past ``avail`` is readable) */                    \
     const Py_ssize_t reach = 64 + 64;                                                                     \
+    int incomplete = 0; /* the block before ends with a UTF-8 sequence begun (sk_ends_begun) */         \
     *found_at = -1;
 
 /* The end of a block in either loop of sk_read, once its masks are made: where each half may
@@ -2317,12 +2313,7 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     const __m256i cont_mask = _mm256_set1_epi8((char)0xC0), cont_val = _mm256_set1_epi8((char)0x80);
     const __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n');
     SK_STATE
-    /* the UTF-8 check's block before, and what ends a block of ASCII wrongly: a last byte from
-     * 0xC0, a second-last from 0xE0, a third-last from 0xF0 (a sequence begun) */
-    __m256i prev = _mm256_setzero_si256();
-    const __m256i incomplete_max =
-        _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                         -1, -1, -1, -1, -1, -1, (char)0xEF, (char)0xDF, (char)0xBF);
+    __m256i prev = _mm256_setzero_si256(); /* the UTF-8 check's block before (its upper half) */
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
@@ -2334,11 +2325,13 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
         __m256i wrong = _mm256_or_si256(c0, c1);
         /* UTF-8 (a block of ASCII only ends what the last began: its error is then that,
          * simdjson's is_incomplete, where the lookup costs a third of the block's work) */
-        if (_mm256_movemask_epi8(_mm256_or_si256(v0, v1)) == 0)
-            wrong = _mm256_or_si256(wrong, _mm256_subs_epu8(prev, incomplete_max));
-        else
-            wrong = _mm256_or_si256(wrong, _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0)));
-        k.wrong = !_mm256_testz_si256(wrong, wrong);
+        int wrong_utf8 = incomplete;
+        if (_mm256_movemask_epi8(_mm256_or_si256(v0, v1)) != 0) {
+            __m256i e = _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0));
+            wrong_utf8 = !_mm256_testz_si256(e, e);
+            incomplete = sk_ends_begun(p);
+        }
+        k.wrong = !_mm256_testz_si256(wrong, wrong) || wrong_utf8;
         k.cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
                  ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
         k.esc_class = sk_escape_class(v0) | (sk_escape_class(v1) << 32);
@@ -2362,7 +2355,6 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     const __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
     SK_STATE
     __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
-    int incomplete = 0;                    /* it ends with a sequence begun */
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
@@ -2374,7 +2366,7 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
         int wrong_utf8 = incomplete;
         if (_mm512_movepi8_mask(v) != 0) {
             wrong_utf8 = utf8_errors512(v, prev) != 0;
-            incomplete = p[63] >= 0xC0 || p[62] >= 0xE0 || p[61] >= 0xF0;
+            incomplete = sk_ends_begun(p);
         }
         k.wrong = controls != 0 || wrong_utf8;
         k.cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(v, cont_mask), cont_val);
