@@ -1695,17 +1695,40 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
     return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins, strict);
 }
 
+/* A half's bytes (sk_half) broadcast once for a whole loop, for sk_half_mask512: broadcast in the
+ * mask itself, each block loaded them from memory again (the compiler cannot tell that the
+ * loop's stores leave them be). A NULL half (no fused search) matches nowhere that counts. */
+typedef struct {
+    __m512i c1, c2, c3, fold;
+    Py_ssize_t r1, r2, r3;
+} sk_half512;
+
+AVX512_TARGET static inline __attribute__((always_inline)) sk_half512 sk_half512_of(const sk_half *x, int folded) {
+    sk_half512 v;
+    unsigned char f = folded ? 0x20 : 0;
+    v.fold = _mm512_set1_epi8((char)f);
+    if (x == NULL) {
+        v.c1 = v.c2 = v.c3 = v.fold;
+        v.r1 = v.r2 = v.r3 = 0;
+        return v;
+    }
+    v.c1 = _mm512_set1_epi8((char)(x->s[x->r1] | f));
+    v.c2 = _mm512_set1_epi8((char)(x->s[x->r2] | f));
+    v.c3 = _mm512_set1_epi8((char)(x->s[x->r3] | f));
+    v.r1 = x->r1, v.r2 = x->r2, v.r3 = x->r3;
+    return v;
+}
+
 /* Bit k set where the half may start at p + k (k < 64), as sk_half_mask: AVX-512BW compares
  * into mask registers, each the last one's mask (the three compares ANDed for free). */
 AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_mask512(const unsigned char *p,
-                                                                                    const sk_half *x, int folded) {
-    const __m512i fold = _mm512_set1_epi8(folded ? 0x20 : 0);
-    __m512i a = _mm512_or_si512(_mm512_loadu_si512((const void *)(p + x->r1)), fold);
-    __m512i b = _mm512_or_si512(_mm512_loadu_si512((const void *)(p + x->r2)), fold);
-    __m512i c = _mm512_or_si512(_mm512_loadu_si512((const void *)(p + x->r3)), fold);
-    __mmask64 k = _mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8((char)(x->s[x->r1] | (folded ? 0x20 : 0))));
-    k = _mm512_mask_cmpeq_epi8_mask(k, b, _mm512_set1_epi8((char)(x->s[x->r2] | (folded ? 0x20 : 0))));
-    return _mm512_mask_cmpeq_epi8_mask(k, c, _mm512_set1_epi8((char)(x->s[x->r3] | (folded ? 0x20 : 0))));
+                                                                                    const sk_half512 *x, int folded) {
+    __m512i a = _mm512_loadu_si512((const void *)(p + x->r1)), b = _mm512_loadu_si512((const void *)(p + x->r2));
+    __m512i c = _mm512_loadu_si512((const void *)(p + x->r3));
+    if (folded) a = _mm512_or_si512(a, x->fold), b = _mm512_or_si512(b, x->fold), c = _mm512_or_si512(c, x->fold);
+    __mmask64 k = _mm512_cmpeq_epi8_mask(a, x->c1);
+    k = _mm512_mask_cmpeq_epi8_mask(k, b, x->c2);
+    return _mm512_mask_cmpeq_epi8_mask(k, c, x->c3);
 }
 
 /* pf_halves_impl with AVX-512BW: the same masks, a block's compares straight into mask
@@ -1720,6 +1743,7 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
     int close_joins = 0;
     const __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u'), sl = _mm512_set1_epi8('/');
     const __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
+    const sk_half512 ha = sk_half512_of(A, folded), hb = sk_half512_of(B, folded);
     for (; i + 128 <= n; i += 64) {
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p), w = _mm512_loadu_si512((const void *)(p + 1));
@@ -1729,7 +1753,7 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
         uint64_t nls = _mm512_cmpeq_epi8_mask(v, nl);
         uint64_t joins = _mm512_mask_cmpeq_epi8_mask(nls, w, qt) & ((q << 1) | prev_q);
         prev_q = q >> 63;
-        uint64_t ca = sk_half_mask512(p, A, folded), cb = sk_half_mask512(p, B, folded);
+        uint64_t ca = sk_half_mask512(p, &ha, folded), cb = sk_half_mask512(p, &hb, folded);
         uint64_t odd = nls & ~joins; /* a header's newlines, or a framing the writer never writes */
         if (esc | ca | cb | odd) {
             if (esc || (odd && (strict || pf_odd_newlines(in, n, i, odd)))) return 1;
@@ -2089,6 +2113,10 @@ static PyObject *native_halves(PyObject *self, PyObject *args) {
 #define SK_MAX_READ (512 << 10)
 #define SK_SEARCH_EVERY (16 << 10)
 #define SK_RING 1024
+/* A line start (sk_point) is counted and kept about every this many bytes: counting every
+ * block's last one was a fifth of the fused read's work; a skip now stops up to this much
+ * before the newest line start it could, and the window search reads that again. */
+#define SK_POINT_EVERY 1024
 
 typedef struct {
     Py_ssize_t pos;  /* a line start (its opening quote), file offset */
@@ -2108,13 +2136,6 @@ AVX_TARGET static inline uint64_t sk_escape_class(__m256i v) {
     return (uint64_t)(uint32_t)~_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
 }
 
-/* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
- * offset ``base``, ``avail`` bytes from in. Appends line starts to the ring as they are
- * passed; returns 1 when a candidate or something irregular ends the scan (the ring then
- * says where), 2 when a line too short for the fused search does, 0 when the read ran out.
- * ``*searched``: the joined bytes searched (a needle wholly in them is found). ``fused``:
- * the halves A and B are looked for in the raw bytes (nothing is joined); else ``needle``
- * in the joined text, stored in ``out``. */
 /* What sk_read's scalar steps carry from block to block (plain C, no target: inlined into
  * both the AVX2 and the AVX-512BW loop, which differ only in how a block's masks are made). */
 typedef struct {
@@ -2123,12 +2144,13 @@ typedef struct {
     int folded;
     unsigned char *out;
     sk_point *ring;
-    Py_ssize_t *nring;
+    Py_ssize_t nring; /* line starts appended to ring (the loop writes it back to its caller's) */
     long long cp0, ub0;
     const sk_half *A, *B;
     uint64_t prev_escaped, prev_nl; /* the block before's last two bytes are newlines (bits 0, 1: 62, 63) */
     long long ncont, nesc, nnl;     /* over in[0:i] */
     Py_ssize_t seg, o, done_search;
+    Py_ssize_t due; /* the next line start is kept from this block on */
 } sk_state;
 
 /* A block's masks (bit k: in[i + k]), made by one loop or the other: its newlines, quotes,
@@ -2214,17 +2236,18 @@ static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize
         seg = nl ? last_seg : seg;
         o = nl ? last_seg - 1 - 3 * newlines : o;
     }
-    {
+    if (nl && i >= st->due) {
+        st->due = i + SK_POINT_EVERY;
         /* the block's last line start, counted (a code point is a byte that is not a
-         * continuation byte, an escape two bytes, a line three framing bytes); kept
-         * where the block has a newline */
+         * continuation byte, an escape two bytes, a line three framing bytes): the first
+         * block with a newline SK_POINT_EVERY bytes after the last one kept */
         int last = 63 - __builtin_clzll(nl | 1);
         uint64_t pm = last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1;
         long long r = i + last + 1, e = st->nesc + __builtin_popcountll(escaped & pm),
                   l = st->nnl + __builtin_popcountll(nl & pm), c = st->ncont + __builtin_popcountll(k->cont & pm);
         sk_point pt = {st->base + r, st->cp0 + r - c - e - 3 * l, st->ub0 + r - e - 3 * l, o};
-        st->ring[*st->nring % SK_RING] = pt;
-        *st->nring += nl != 0;
+        st->ring[st->nring % SK_RING] = pt;
+        st->nring++;
     }
     st->ncont += __builtin_popcountll(k->cont);
     st->nesc += __builtin_popcountll(escaped);
@@ -2276,7 +2299,11 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
 static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 || p[62] >= 0xE0 || p[61] >= 0xF0; }
 
 #define SK_STATE                                                                                          \
-    sk_state st = {in, needle, base, m, folded, out, ring, nring, cp0, ub0, A, B, 0, 2, 0, 0, 0, 1, 0, 0}; \
+    /* the halves and the ring's count copied here: through the caller's pointers, every store to \
+     * the ring might change them, and each block loaded them again */                               \
+    const sk_half a_ = fused ? *A : (sk_half){0}, b_ = fused ? *B : (sk_half){0};                  \
+    A = &a_, B = &b_;                                                                               \
+    sk_state st = {in, needle, base, m, folded, out, ring, 0, cp0, ub0, A, B, 0, 2, 0, 0, 0, 1, 0, 0, 0}; \
     int bad_block = 0;                                                                                    \
     Py_ssize_t i = 0;                                                                                     \
     /* Bytes read past a block's start: the fused halves' loads up to 64 + h - 1 + 31 (63 with          \
@@ -2289,19 +2316,22 @@ static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 |
 /* The end of a block in either loop of sk_read, once its masks are made: where each half may
  * start (fused; ``half_mask`` is the loop's own), the block's scalar step, and its verdict (a
  * candidate returns; an irregular block, or a line too short for the halves, leaves the loop). */
-#define SK_STEP(half_mask)                                    \
-    k.ca = fused ? half_mask(p, A, folded) : 0;              \
-    k.cb = fused ? half_mask(p, B, folded) : 0;              \
+#define SK_STEP(half_mask, a, b)                              \
+    k.ca = fused ? half_mask(p, a, folded) : 0;              \
+    k.cb = fused ? half_mask(p, b, folded) : 0;              \
     int r = sk_block(&st, i, &k, found_at, searched, fused); \
-    if (r == 1) return 1;                                    \
+    if (r == 1) {                                            \
+        *nring = st.nring;                                   \
+        return 1;                                            \
+    }                                                        \
     if (r < 0) {                                             \
         bad_block = -r;                                      \
         break;                                               \
     }
 
 /* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
- * offset ``base``, ``avail`` bytes from in. Appends line starts to the ring as they are
- * passed; returns 1 when a candidate or something irregular ends the scan (the ring then
+ * offset ``base``, ``avail`` bytes from in. Appends a line start to the ring about every
+ * SK_POINT_EVERY bytes passed; returns 1 when a candidate or something irregular ends the scan (the ring then
  * says where), 2 when a line too short for the fused search does, 0 when the read ran out.
  * ``*searched``: the joined bytes searched (a needle wholly in them is found). ``fused``:
  * the halves A and B are looked for in the raw bytes (nothing is joined); else ``needle``
@@ -2335,9 +2365,10 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
         k.cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
                  ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
         k.esc_class = sk_escape_class(v0) | (sk_escape_class(v1) << 32);
-        SK_STEP(sk_half_mask)
+        SK_STEP(sk_half_mask, A, B)
         prev = v1;
     }
+    *nring = st.nring;
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
 }
 
@@ -2354,6 +2385,8 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     const __m512i esc_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0));
     const __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
     SK_STATE
+    /* the halves' bytes broadcast once (else each block broadcast them from memory again) */
+    const sk_half512 ha = sk_half512_of(fused ? A : NULL, folded), hb = sk_half512_of(fused ? B : NULL, folded);
     __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
     for (; i + reach <= avail; i += 64) {
         const unsigned char *p = in + i;
@@ -2373,9 +2406,10 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
         __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(esc_lo, _mm512_and_si512(v, nib)),
                                      _mm512_shuffle_epi8(esc_hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib)));
         k.esc_class = _mm512_test_epi8_mask(c, c);
-        SK_STEP(sk_half_mask512)
+        SK_STEP(sk_half_mask512, &ha, &hb)
         prev = v;
     }
+    *nring = st.nring;
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
 }
 
@@ -2463,7 +2497,7 @@ static PyObject *native_skip_lines(PyObject *self, PyObject *args) {
                 Py_ssize_t nring = 0, found = -1, searched = 0;
                 int stop = sk_read(rd + 1, n - 1, start, needle, m, folded, out, ring, &nring, scp, sub, &found,
                                    &searched, fused ? &halves[0] : NULL, fused ? &halves[1] : NULL);
-                /* The newest line start ``keep`` joined bytes before the first place a match may
+                /* The newest line start kept ``keep`` joined bytes before the first place a match may
                  * start: the candidate, or else the first place a needle was not wholly searched
                  * (it may run on past what this read took). Every line start passed precedes an
                  * irregular block. */
