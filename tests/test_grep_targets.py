@@ -138,7 +138,8 @@ def test_the_walk_feeding_the_search_gives_the_events_of_the_listed_targets(tmp_
         streamed = list(R.search_root(str(tmp_path), pattern, kinds=kinds))
         targets, walked = R._local_targets(str(tmp_path))
         targets = [t for t in targets if kinds is None or t.kind in kinds]
-        listed = walked + list(R._searched(targets, pattern, True, None, lambda: False, store))
+        listed = walked + [e for ev in R._searched(targets, pattern, True, None, lambda: False, store)
+                           for e in (ev if isinstance(ev, list) else [ev])]  # its batches, hit by hit
         hits = [e for e in streamed if not isinstance(e, Finding)]
         assert len(hits) > 200 or text == "absent"
         assert len(streamed) > len(hits)  # the findings: the walk's, the search's

@@ -318,6 +318,30 @@ def test_grep_exit_codes_and_bad_artifacts(tmp_path: Path) -> None:
     assert {h["path"] for h in jsonl(proc.stdout)} == {str(next(root.rglob("*session-reference-1.txt")))}
 
 
+@pytest.mark.parametrize("size", [1, 7, R_ROOT.HIT_BATCH])
+def test_root_batches_are_runs_of_one_artifact_in_the_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    size: int) -> None:
+    """search_root_batches: each list one artifact's hits (at most HIT_BATCH, never empty),
+    a finding after the hits found before it; flattened, the very events of search_root, a
+    dense tool output's hits cut into full batches and a last one."""
+    monkeypatch.setattr(R_ROOT, "HIT_BATCH", size)
+    root = write_root(tmp_path, [["ab " * 300, "x ab"], ["ab ab", "tail ab"]], ["ab\n" * 2500, "none here", "ab"])
+    bad = next(root.rglob("*session-reference-2.txt"))
+    bad.write_bytes(bad.read_bytes().replace(b'"tail ab"', b'"tail ab\\xma"'))  # message 2 malformed
+    pattern = P.Pattern("ab")
+    batches = list(R_ROOT.search_root_batches(root, pattern))
+    flat = [h for b in batches for h in (b if isinstance(b, list) else [b])]
+    assert flat == list(R_ROOT.search_root(root, pattern))
+    runs = [b for b in batches if isinstance(b, list)]
+    assert all(0 < len(b) <= size and len({h.path for h in b}) == 1 for b in runs)
+    dense = [len(b) for b in runs if b[0].path.endswith(f"{101:012x}-bash.txt")]
+    assert dense == [size] * (2500 // size) + ([2500 % size] if 2500 % size else [])
+    # the malformed transcript: its first message's hit, then the finding
+    where = [i for i, b in enumerate(batches) if (b[0].path if isinstance(b, list) else b.path) == str(bad)]
+    assert isinstance(batches[where[-1]], R_ROOT.Finding) and batches[where[-1]].code == "malformed-artifact"
+    assert any(isinstance(batches[i], list) for i in where[:-1])
+
+
 def test_grep_says_which_entries_it_could_not_search(tmp_path: Path) -> None:
     """A directory or a FIFO where an artifact belongs is skipped with a finding on stderr
     (it was skipped in silence); the search goes on and its exit status is the hits'."""

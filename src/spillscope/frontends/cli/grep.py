@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterator, TextIO
 from ...inspect.findings import Finding
 from ...inspect.search.pattern import Pattern, PatternError
 from ...inspect.search.records import TRANSCRIPT
-from ...inspect.search.root import SearchHit, json_lines, search_root
+from ...inspect.search.root import Batch, SearchHit, json_lines, search_root_batches
 from ...inspect.scan.searchable import searchable_plan
 from ...inspect.search.split import PARTS_PER_WORKER, map_parts, parts, portable, workers, worth_splitting
 from .args import UsageError, check_logs, open_root
@@ -83,7 +83,7 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
             o, e = _Spool(), _Spool()
             o.full = e.full = lambda: send((0, o.take(), e.take(), None))
             try:
-                n = _write(search_root(store, pattern, max_count=limit, kinds=kinds, context=not spans_only,
+                n = _write(search_root_batches(store, pattern, max_count=limit, kinds=kinds, context=not spans_only,
                                        part=cut[index]), how, o, e)
             except BaseException as exc:  # what came before it is written first, as one process would
                 return 0, o.take(), e.take(), portable(exc)
@@ -99,7 +99,7 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
                 raise failed
         out.flush()
         return 0 if hits else 1
-    events = search_root(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
+    events = search_root_batches(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
                          context=not spans_only, part=plan)
     if mode == "quiet":
         return first_hit(events, err)
@@ -133,7 +133,7 @@ class _Spool(io.StringIO):
         return text
 
 
-def _write(events: Iterator[SearchHit | Finding], how: Output, out: TextIO, err: TextIO) -> int:
+def _write(events: Iterator[Batch | Finding], how: Output, out: TextIO, err: TextIO) -> int:
     """The hits as ``how`` says (the findings to ``err``), artifact by artifact: how many."""
     hits = 0
     for item in by_file(events):

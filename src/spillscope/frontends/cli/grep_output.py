@@ -67,17 +67,21 @@ def one_line(text: str) -> str:
     return visible(text, one_line=True).replace("\n", "↵").replace("\t", "→")
 
 
-def by_file(events: Iterator[H | Finding]) -> Iterator[Finding | list[H]]:
-    """Findings as they come, and each file's hits together (they arrive file by file)."""
+def by_file(events: Iterator[H | list[H] | Finding]) -> Iterator[Finding | list[H]]:
+    """Findings as they come, and each file's hits together (they arrive file by file, a hit
+    or a list of one file's hits at a time)."""
     group: list[H] = []
     for ev in events:
         if isinstance(ev, Finding):
             yield ev
             continue
-        if group and group[0].path != ev.path:
+        run = ev if isinstance(ev, list) else [ev]
+        if not run:
+            continue
+        if group and group[0].path != run[0].path:
             yield group
             group = []
-        group.append(ev)
+        group.extend(run)
     if group:
         yield group
 
@@ -87,7 +91,7 @@ def grep_mode(files_with_matches: bool, count: bool, quiet: bool) -> str:
     return "files" if files_with_matches else "count" if count else "quiet" if quiet else "hits"
 
 
-def first_hit(events: Iterator[H | Finding], err: TextIO) -> int:
+def first_hit(events: Iterator[H | list[H] | Finding], err: TextIO) -> int:
     """``-q``: the findings before the first hit written to ``err``; 0 at that hit (the search
     closed there, what runs ahead stopped), 1 when there is none."""
     try:

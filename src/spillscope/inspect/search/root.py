@@ -191,6 +191,12 @@ def in_session(selected: Collection[str], session: str | None, session_dir: str)
     return session in selected or name in selected or session_dir in selected
 
 
+#: A run of one artifact's hits, in order (at most :data:`HIT_BATCH`).
+Batch = list[SearchHit]
+#: Hits per batch: one artifact's hits are handed on a list at a time, not a hit at a time.
+HIT_BATCH = 1024
+
+
 def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, logs: str | os.PathLike[str] | None = None,
                 rebase: str | None = None, max_count: int | None = None,
                 sessions: Collection[str] | None = None, kinds: Collection[str] | None = None,
@@ -211,6 +217,27 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     entries of a local root with no logs (a part of
     :func:`~..scan.searchable.searchable_plan`'s: a search split across processes, see
     :mod:`.split`)."""
+    batches = search_root_batches(root, pattern, logs=logs, rebase=rebase, max_count=max_count, sessions=sessions,
+                                  kinds=kinds, cancelled=cancelled, findings_first=findings_first, context=context,
+                                  part=part)
+    with closing(batches):  # a reader that stops early stops what runs ahead now
+        for ev in batches:
+            if isinstance(ev, list):
+                yield from ev
+            else:
+                yield ev
+
+
+def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern, *,
+                        logs: str | os.PathLike[str] | None = None, rebase: str | None = None,
+                        max_count: int | None = None, sessions: Collection[str] | None = None,
+                        kinds: Collection[str] | None = None, cancelled: Callable[[], bool] = lambda: False,
+                        findings_first: bool = False, context: bool = True,
+                        part: Sequence[PlanItem] | None = None) -> Generator[Batch | Finding, None, None]:
+    """:func:`search_root`'s events, an artifact's hits in lists (:data:`Batch`) of up to
+    :data:`HIT_BATCH` each, in the same order: for a reader that takes every hit (``grep``), which
+    then costs no generator step per hit in each layer of the search (a dense regex has tens of
+    thousands)."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
@@ -264,7 +291,7 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
 
 def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_count: int | None,
               cancelled: Callable[[], bool], store: Storage,
-              context: bool = True) -> Generator[SearchHit | Finding, None, None]:
+              context: bool = True) -> Generator[Batch | Finding, None, None]:
     """The events of each target, in order, each checked by the byte prefilter first."""
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
@@ -274,7 +301,27 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
         if cancelled():
             return
         if may:
-            yield from _events(t, pattern, max_count, cancelled, store, context)
+            yield from _batched(_events(t, pattern, max_count, cancelled, store, context))
+
+
+def _batched(events: Iterator[SearchHit | Finding]) -> Iterator[Batch | Finding]:
+    """One artifact's events with its hits in lists of up to :data:`HIT_BATCH` (a finding
+    hands on the hits before it first)."""
+    batch: Batch = []
+    for ev in events:
+        if type(ev) is SearchHit:
+            batch.append(ev)
+            if len(batch) >= HIT_BATCH:
+                yield batch
+                batch = []
+            continue
+        if batch:
+            yield batch
+            batch = []
+        assert isinstance(ev, Finding)
+        yield ev
+    if batch:
+        yield batch
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
@@ -331,12 +378,12 @@ SEARCH_AHEAD = 8
 #: memory stays bounded (a dense pattern over a huge file) and its first hits come early.
 AHEAD_HITS = 4096
 
-_Ahead = tuple[list[SearchHit | Finding], Iterator[SearchHit | Finding] | None]
+_Ahead = tuple[list[Batch | Finding], Iterator[Batch | Finding] | None]
 
 
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
                     cancelled: Callable[[], bool], store: Storage,
-                    context: bool = True) -> Iterator[SearchHit | Finding]:
+                    context: bool = True) -> Iterator[Batch | Finding]:
     """:func:`_events` of each target that may match, in order, big ones searched ahead on
     every core (each holding at most :data:`AHEAD_HITS` hits until its turn, then going on in
     it); whatever is ahead stops when the caller stops."""
@@ -350,17 +397,19 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
     def collect(t: _Target) -> _Ahead:
         if stopped():
             return [], None
-        events = _events(t, pattern, max_count, stopped, store, context)
-        held: list[SearchHit | Finding] = []
+        events = _batched(_events(t, pattern, max_count, stopped, store, context))
+        held: list[Batch | Finding] = []
+        hits = 0
         for ev in events:
             held.append(ev)
-            if len(held) >= AHEAD_HITS or stopped():
+            hits += len(ev) if isinstance(ev, list) else 0
+            if hits >= AHEAD_HITS or stopped():
                 return held, events  # the rest in its turn, on the caller's thread
         return held, None
 
-    def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[SearchHit | Finding]:
+    def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[Batch | Finding]:
         if fut is None:
-            yield from _events(t, pattern, max_count, cancelled, store, context)
+            yield from _batched(_events(t, pattern, max_count, cancelled, store, context))
             return
         held, rest = fut.result()
         yield from held
