@@ -301,34 +301,15 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
         if cancelled():
             return
         if may:
-            yield from _batched(_events(t, pattern, max_count, cancelled, store, context))
-
-
-def _batched(events: Iterator[SearchHit | Finding]) -> Iterator[Batch | Finding]:
-    """One artifact's events with its hits in lists of up to :data:`HIT_BATCH` (a finding
-    hands on the hits before it first)."""
-    batch: Batch = []
-    for ev in events:
-        if type(ev) is SearchHit:
-            batch.append(ev)
-            if len(batch) >= HIT_BATCH:
-                yield batch
-                batch = []
-            continue
-        if batch:
-            yield batch
-            batch = []
-        assert isinstance(ev, Finding)
-        yield ev
-    if batch:
-        yield batch
+            yield from _events(t, pattern, max_count, cancelled, store, context)
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
-            store: Storage, context: bool = True) -> Iterator[SearchHit | Finding]:
-    """The hits (and findings) of one artifact of ``store``, in order. A record a hit, made
-    here from the search's own (a dense regex: tens of thousands, each a generator step and
-    an object less where a tool output's hits are not wrapped as located ones first)."""
+            store: Storage, context: bool = True) -> Iterator[Batch | Finding]:
+    """The hits (and findings) of one artifact of ``store``, in order, the hits in lists of up
+    to :data:`HIT_BATCH` (a finding hands on the hits found before it first). A record a hit,
+    made here from the search's own (a dense regex: tens of thousands, each a generator step
+    and an object less where a tool output's hits are not wrapped as located ones first)."""
     from .tool import search_tool_output
     from .transcript import search_transcript
 
@@ -348,23 +329,38 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
 
     # linked False: nothing links the artifact, every hit's seen is None
     path, session, session_dir, kind, linked = t.path, t.session, t.session_dir, t.kind, t.seen_for is not None
+    batch: Batch = []
     if kind != TRANSCRIPT:
         try:
             for h in search_tool_output(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
                                         store=store, context=context):
-                yield SearchHit(path, session, session_dir, kind, None, None, h.start, h.end,
-                                was_seen(None, h) if linked else None, h.before, h.match, h.after)
+                batch.append(SearchHit(path, session, session_dir, kind, None, None, h.start, h.end,
+                                       was_seen(None, h) if linked else None, h.before, h.match, h.after))
+                if len(batch) >= HIT_BATCH:
+                    yield batch
+                    batch = []
         except OSError as exc:
+            if batch:
+                yield batch
+                batch = []
             yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
-        return
-    for ev in search_transcript(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True, store=store,
-                                context=context):
-        if isinstance(ev, Finding):
-            yield ev
-            continue
-        h = ev.hit
-        yield SearchHit(path, session, session_dir, kind, ev.message, ev.role, h.start, h.end,
-                        was_seen(ev.message, h) if linked else None, h.before, h.match, h.after)
+    else:
+        for ev in search_transcript(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
+                                    store=store, context=context):
+            if isinstance(ev, Finding):
+                if batch:
+                    yield batch
+                    batch = []
+                yield ev
+                continue
+            h = ev.hit
+            batch.append(SearchHit(path, session, session_dir, kind, ev.message, ev.role, h.start, h.end,
+                                   was_seen(ev.message, h) if linked else None, h.before, h.match, h.after))
+            if len(batch) >= HIT_BATCH:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
 
 
 #: A local artifact this big is searched on a thread of its own, ahead of its turn: its search
@@ -397,7 +393,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
     def collect(t: _Target) -> _Ahead:
         if stopped():
             return [], None
-        events = _batched(_events(t, pattern, max_count, stopped, store, context))
+        events = _events(t, pattern, max_count, stopped, store, context)
         held: list[Batch | Finding] = []
         hits = 0
         for ev in events:
@@ -409,7 +405,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
 
     def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[Batch | Finding]:
         if fut is None:
-            yield from _batched(_events(t, pattern, max_count, cancelled, store, context))
+            yield from _events(t, pattern, max_count, cancelled, store, context)
             return
         held, rest = fut.result()
         yield from held
