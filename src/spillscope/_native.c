@@ -1361,7 +1361,7 @@ typedef struct {
     unsigned char *out;
     Py_ssize_t next; /* the next path to take (atomic) */
     const void *halves; /* the escaped needle's two sk_half (pf_halves), or NULL */
-    Py_ssize_t mapped, mapped_out; /* mapped transcripts checked, and ruled out (atomic) */
+    Py_ssize_t mapped, mapped_out, mapped_begun; /* mapped transcripts checked, ruled out, begun (atomic) */
 } pf_job;
 
 typedef struct {
@@ -1915,13 +1915,17 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
 #ifdef HAVE_SIMD_STATS
     if (j->halves != NULL && kind == 1 && size > PF_WHOLE) {
         /* A big transcript that holds the needle is read twice, here and by the search's
-         * skip (twice as slow a pass): once the first two checked, most held it, the rest
-         * go to the search unchecked (as the first batch's DENSE in search/root.py). */
+         * skip (a slower pass): once two are begun and most of those checked held it, the
+         * rest go to the search unchecked (as the first batch's DENSE in search/root.py).
+         * Begun, not checked: on two threads the first two are checked at once, and the
+         * one done first took a third before the other was done. */
         Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
-        if (checked >= 2 && 2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) {
+        if (__atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 && checked >= 1 &&
+            2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) {
             close(fd);
             return 1;
         }
+        __atomic_fetch_add(&j->mapped_begun, 1, __ATOMIC_RELAXED);
         int v = pf_mapped(j, fd, size);
         if (v != 2) {
             close(fd);
@@ -2014,7 +2018,7 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     if (res == NULL) goto done;
     pf_job job = {paths, (const unsigned char *)kinds.buf, count, (const unsigned char *)plain.buf,
                   (const unsigned char *)esc.buf, plain.len, esc.len, folded, max_size, chunk,
-                  transcript_max, (unsigned char *)PyBytes_AS_STRING(res), 0, NULL, 0, 0};
+                  transcript_max, (unsigned char *)PyBytes_AS_STRING(res), 0, NULL, 0, 0, 0};
 #ifdef HAVE_SIMD_STATS
     /* the halves where they are selective and fragment lines long enough */
     sk_half halves[2];
