@@ -10,6 +10,7 @@ notebook's ``insp.search`` all use it.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from contextlib import closing
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
 from .prefilter import may_match, may_match_many
-from .records import TOOL_OUTPUT, TRANSCRIPT, MessageHit
+from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit
 from ..findings import Finding, finding, set_apart
 from ..scan.searchable import PlanItem
 from ..scan.tree import RootScan, scan_root
@@ -304,15 +305,24 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
             yield from _events(t, pattern, max_count, cancelled, store, context)
 
 
+@functools.cache
+def _searchers() -> tuple[Callable[..., Iterator[MessageHit]], Callable[..., Iterator[ArtifactEvent]]]:
+    """The byte-level searches of a tool output and a transcript, imported at the first artifact
+    searched (a search of a root with nothing to read never loads them), once: an import
+    statement in :func:`_events` cost each artifact a few microseconds of import machinery."""
+    from .tool import search_tool_output
+    from .transcript import search_transcript
+
+    return search_tool_output, search_transcript
+
+
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
             store: Storage, context: bool = True) -> Iterator[Batch | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order, the hits in lists of up
     to :data:`HIT_BATCH` (a finding hands on the hits found before it first). A record a hit,
     made here from the search's own (a dense regex: tens of thousands, each a generator step
     and an object less where a tool output's hits are not wrapped as located ones first)."""
-    from .tool import search_tool_output
-    from .transcript import search_transcript
-
+    search_tool_output, search_transcript = _searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
