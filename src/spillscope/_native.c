@@ -1697,7 +1697,8 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
 
 /* A half's bytes (sk_half) broadcast once for a whole loop, for sk_half_mask512: broadcast in the
  * mask itself, each block loaded them from memory again (the compiler cannot tell that the
- * loop's stores leave them be). A NULL half (no fused search) matches nowhere that counts. */
+ * loop's stores leave them be). Of a NULL half (the join's loop, no halves) nothing is read:
+ * its masks are never made (SK_STEP). */
 typedef struct {
     __m512i c1, c2, c3, fold;
     Py_ssize_t r1, r2, r3;
@@ -2335,8 +2336,9 @@ static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 |
 
 /* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
  * offset ``base``, ``avail`` bytes from in. Appends a line start to the ring about every
- * SK_POINT_EVERY bytes passed; returns 1 when a candidate or something irregular ends the scan (the ring then
- * says where), 2 when a line too short for the fused search does, 0 when the read ran out.
+ * SK_POINT_EVERY bytes passed; returns 1 when a candidate or something irregular ends the
+ * scan (the ring then says where), 2 when a line too short for the fused search does, 0 when
+ * the read ran out.
  * ``*searched``: the joined bytes searched (a needle wholly in them is found). ``fused``:
  * the halves A and B are looked for in the raw bytes (nothing is joined); else ``needle``
  * in the joined text, stored in ``out``. Each block's masks from two 32-byte halves. */
