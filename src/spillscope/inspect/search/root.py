@@ -14,7 +14,6 @@ import functools
 import os
 from collections import deque
 from contextlib import closing
-from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator, NamedTuple, Sequence
 
@@ -79,8 +78,10 @@ def json_lines(hits: Sequence[SearchHit]) -> str:
                     f'"end":{int(h.end)},"seen":{_JSON_SEEN[h.seen]}}}\n' for h in hits])
 
 
-@dataclass(frozen=True)
-class _Target:
+class _Target(NamedTuple):
+    """An artifact to search (a NamedTuple, as .scan.searchable's files: one a file of the root,
+    and a frozen dataclass's ``__init__`` cost a few microseconds each)."""
+
     path: str
     kind: str
     session: str | None
