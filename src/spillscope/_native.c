@@ -1397,6 +1397,11 @@ static inline int pf_odd_newline(const unsigned char *in, Py_ssize_t n, Py_ssize
 }
 
 #define PF_BLOCK 64
+/* How far ahead of a block the one-pass scans of a mapped file ask for its bytes
+ * (_mm_prefetch, a hint that never faults, even past the mapping): the hardware's stream
+ * prefetcher stops at each 4 KiB page, and a scan of the page cache then waited at every
+ * page's first line (the fused skip read: 3.24 -> 3.74-4.02 GB/s on one 134 MB message). */
+#define SCAN_AHEAD 4096
 #define PF_MARGIN (3 * PF_BLOCK)
 #if defined(__SSE2__)
 static inline uint64_t pf_mask64(const unsigned char *p, __m128i c) {
@@ -1675,6 +1680,7 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
     uint64_t prev_q = 0; /* in[i - 1] is a quote */
     int close_joins = 0;
     for (; i + 128 <= n; i += 64) {
+        _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
         __m256i w0 = _mm256_loadu_si256((const __m256i *)(p + 1)), w1 = _mm256_loadu_si256((const __m256i *)(p + 33));
@@ -1746,6 +1752,7 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
     const __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
     const sk_half512 ha = sk_half512_of(A, folded), hb = sk_half512_of(B, folded);
     for (; i + 128 <= n; i += 64) {
+        _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p), w = _mm512_loadu_si512((const void *)(p + 1));
         __mmask64 bs = _mm512_cmpeq_epi8_mask(v, bsl);
@@ -2351,6 +2358,7 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     SK_STATE
     __m256i prev = _mm256_setzero_si256(); /* the UTF-8 check's block before (its upper half) */
     for (; i + reach <= avail; i += 64) {
+        _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
         sk_masks k;
@@ -2395,6 +2403,7 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     const sk_half512 ha = sk_half512_of(fused ? A : NULL, folded), hb = sk_half512_of(fused ? B : NULL, folded);
     __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
     for (; i + reach <= avail; i += 64) {
+        _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
         sk_masks k;
