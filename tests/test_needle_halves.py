@@ -145,15 +145,19 @@ def test_a_needle_across_a_join_at_every_offset_passes_the_prefilter(nat, tmp_pa
         assert all(may_match_many(mine, [True] * len(mine), pattern))
 
 
+@pytest.mark.parametrize("lines, size", [(800, "read whole"), (8_000, "mapped"), (80_000, "mapped, big")])
 @pytest.mark.parametrize("present", [True, False])
-def test_a_mapped_transcript_gets_the_verdict_of_one_read_whole(nat, tmp_path: Path, present: bool) -> None:
-    """Over 4 MiB the file is mapped: its needle found across a join near the end, and a
-    file without it ruled out."""
+def test_a_mapped_transcript_gets_the_verdict_of_one_read_whole(nat, tmp_path: Path, present: bool, lines: int,
+                                                                size: str) -> None:
+    """Over 256 KiB the file is mapped (over 4 MiB it is a big one, the search's skip reads it
+    too): its needle found across a join near the end, and a file without it ruled out, as
+    where it is read whole."""
     needle = "quartzite handover protocol at the end"
     line = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n"
-    text = line * 80_000 + ("x" * 40 + needle if present else "x" * 40)
+    text = line * lines + ("x" * 40 + needle if present else "x" * 40)
     data = HEAD + fragment_lines(text, random.Random(0), regular=True)
-    assert len(data) > 4 << 20
+    assert {"read whole": len(data) < 256 << 10, "mapped": 256 << 10 < len(data) < 4 << 20,
+            "mapped, big": len(data) > 4 << 20}[size]
     path = tmp_path / "session-0123456789ab" / "000000000001-session-reference-1.txt"
     path.parent.mkdir()
     path.write_bytes(data)

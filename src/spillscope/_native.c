@@ -1877,6 +1877,9 @@ static unsigned char pf_chunked(pf_job *j, int fd, Py_ssize_t size, unsigned cha
 }
 
 #define PF_WHOLE (4 << 20) /* per thread: a buffer this big, and a join buffer where the halves cannot tell */
+#ifndef PF_MAP_ABOVE
+#define PF_MAP_ABOVE (256 << 10) /* see pf_one */
+#endif
 
 #ifdef HAVE_SIMD_STATS
 /* pf_halves of a whole transcript mapped (the page cache read in place, no copy), a SIGBUS
@@ -1916,29 +1919,30 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
         close(fd);
         return kind == 1 ? 1 : 0;
     }
-    /* A transcript checked by its halves is read whole up to PF_WHOLE (no join to cut
-     * between chunks), mapped above (a mapping costs more than a read of a few MiB: its
-     * unmapping stops every thread of the process). */
+    /* A transcript checked by its halves is mapped above PF_MAP_ABOVE (the page cache read in
+     * place: below, a mapping and its unmapping, which stops every thread of the process, cost
+     * more than a copy), else read whole up to PF_WHOLE (no join to cut between chunks). */
     int whole = j->halves != NULL && kind == 1 && size <= PF_WHOLE;
 #ifdef HAVE_SIMD_STATS
-    if (j->halves != NULL && kind == 1 && size > PF_WHOLE) {
+    if (j->halves != NULL && kind == 1 && size > PF_MAP_ABOVE) {
         /* A big transcript that holds the needle is read twice, here and by the search's
          * skip (a slower pass): once two are begun and most of those checked held it, the
          * rest go to the search unchecked (as the first batch's DENSE in search/root.py).
          * Begun, not checked: on two threads the first two are checked at once, and the
          * one done first took a third before the other was done. */
+        int big = size > PF_WHOLE;
         Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
-        if (__atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 && checked >= 1 &&
+        if (big && __atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 && checked >= 1 &&
             2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) {
             close(fd);
             return 1;
         }
-        __atomic_fetch_add(&j->mapped_begun, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&j->mapped_begun, big, __ATOMIC_RELAXED);
         int v = pf_mapped(j, fd, size);
         if (v != 2) {
             close(fd);
-            __atomic_fetch_add(&j->mapped_out, v == 0, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&j->mapped, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&j->mapped_out, big && v == 0, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&j->mapped, big, __ATOMIC_RELAXED);
             return (unsigned char)v;
         }
     }
