@@ -84,7 +84,7 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
             o.full = e.full = lambda: send((0, o.take(), e.take(), None))
             try:
                 n = _write(search_root_batches(store, pattern, max_count=limit, kinds=kinds, context=not spans_only,
-                                       part=cut[index]), how, o, e)
+                                               part=cut[index]), how, o, e)
             except BaseException as exc:  # what came before it is written first, as one process would
                 return 0, o.take(), e.take(), portable(exc)
             return n, o.take(), e.take(), None
@@ -99,8 +99,8 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
                 raise failed
         out.flush()
         return 0 if hits else 1
-    events = search_root_batches(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions, kinds=kinds,
-                         context=not spans_only, part=plan)
+    events = search_root_batches(store, pattern, logs=logs, rebase=rebase, max_count=limit, sessions=sessions,
+                                 kinds=kinds, context=not spans_only, part=plan)
     if mode == "quiet":
         return first_hit(events, err)
     hits = _write(events, how, out, err)
