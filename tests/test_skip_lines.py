@@ -92,6 +92,27 @@ def test_skipped_lines_are_counted_as_the_decoder_counts_them_and_hold_no_needle
     assert skipped > 20, "the scan skips where it may"
 
 
+@pytest.mark.parametrize("needle", [b"q", b"zzq", b"absent from it, this needle"])
+@pytest.mark.parametrize("keep", [0, 100])
+def test_a_line_begun_at_a_block_s_end_is_no_line_start_until_its_quote_is_seen(nat, tmp_path: Path,
+                                                                                needle: bytes, keep: int) -> None:
+    """A newline that is a 64-byte block's last byte begins a line the next block checks: where
+    that line has no opening quote the scan stops there, and what it returns is still a line
+    start before it, counted exactly (it took the one after the newline, unchecked, for one);
+    lines of 64 bytes, so that every newline ends a block, 1 to 40 of them before the bad one;
+    and 4,000 of them with no bad one, read after read (each read's end a line's start)."""
+    good = b'"' + b"a" * 61 + b'"\n'
+    for k in [*range(1, 41), None]:
+        data = HEAD + (good * 4000 if k is None else good * k + b"x" + b"a" * 62 + b'"\n' + good * 50)
+        to, cps, nbytes = skip(nat, tmp_path, data, needle, False, keep)
+        if to == len(HEAD):
+            assert (cps, nbytes) == (0, 0) and k is not None
+            continue
+        assert data[to - 1:to + 1] == b'\n"', (k, to)
+        assert to <= len(HEAD) + 64 * k if k is not None else to > len(data) - 4096
+        assert (cps, nbytes) == measure_escaped(deframe(data[len(HEAD):to]))
+
+
 def test_a_plain_message_without_the_needle_is_skipped_to_its_last_lines(nat, tmp_path: Path) -> None:
     text = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n" * 20000
     body = lines_of(text)

@@ -2519,12 +2519,14 @@ static PyObject *native_skip_lines(PyObject *self, PyObject *args) {
                 /* The newest line start kept ``keep`` joined bytes before the first place a match may
                  * start: the candidate, or else the first place a needle was not wholly searched
                  * (it may run on past what this read took). Every line start passed precedes an
-                 * irregular block. */
+                 * irregular block, and the bytes before it were checked; not always its opening
+                 * quote: a line begun after a block's last byte is the next block's to check,
+                 * which may be irregular, or past the read (then no line starts there). */
                 Py_ssize_t limit = (found >= 0 ? found : searched - (m - 1)) - keep;
                 sk_point best = {start, scp, sub, 0};
                 Py_ssize_t lo = nring > SK_RING ? nring - SK_RING : 0;
                 for (Py_ssize_t k = nring - 1; k >= lo; k--) {
-                    if (ring[k % SK_RING].joined <= limit) {
+                    if (ring[k % SK_RING].joined <= limit && rd[ring[k % SK_RING].pos - (start - 1)] == '"') {
                         best = ring[k % SK_RING];
                         break;
                     }
