@@ -319,17 +319,15 @@ def test_grep_exit_codes_and_bad_artifacts(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("size", [1, 7, R_ROOT.HIT_BATCH])
-def test_root_batches_are_runs_of_one_artifact_in_the_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    size: int) -> None:
+def test_root_batches_are_runs_of_one_artifact_in_the_search_order(tmp_path: Path, size: int) -> None:
     """search_root_batches: each list one artifact's hits (at most HIT_BATCH, never empty),
     a finding after the hits found before it; flattened, the very events of search_root, a
     dense tool output's hits cut into full batches and a last one."""
-    monkeypatch.setattr(R_ROOT, "HIT_BATCH", size)
     root = write_root(tmp_path, [["ab " * 300, "x ab"], ["ab ab", "tail ab"]], ["ab\n" * 2500, "none here", "ab"])
     bad = next(root.rglob("*session-reference-2.txt"))
     bad.write_bytes(bad.read_bytes().replace(b'"tail ab"', b'"tail ab\\xma"'))  # message 2 malformed
     pattern = P.Pattern("ab")
-    batches = list(R_ROOT.search_root_batches(root, pattern))
+    batches = list(R_ROOT.search_root_batches(root, pattern, batch=size))
     flat = [h for b in batches for h in (b if isinstance(b, list) else [b])]
     assert flat == list(R_ROOT.search_root(root, pattern))
     runs = [b for b in batches if isinstance(b, list)]
@@ -340,6 +338,25 @@ def test_root_batches_are_runs_of_one_artifact_in_the_search_order(tmp_path: Pat
     where = [i for i, b in enumerate(batches) if (b[0].path if isinstance(b, list) else b.path) == str(bad)]
     assert isinstance(batches[where[-1]], R_ROOT.Finding) and batches[where[-1]].code == "malformed-artifact"
     assert any(isinstance(batches[i], list) for i in where[:-1])
+
+
+def test_search_root_hands_on_each_hit_as_it_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """search_root (the TUI's, the notebook's) yields a hit before the search of its artifact
+    looks for the next one: a list is grep's, not a reason to hold a hit back."""
+    root = write_root(tmp_path, [], ["ab ab ab"])
+    produced: list[int] = []
+    real = R_ROOT._searchers()
+
+    def tool(*args: Any, **kwargs: Any) -> Iterator[R.MessageHit]:
+        for h in real[0](*args, **kwargs):
+            produced.append(h.start)
+            yield h
+
+    monkeypatch.setattr(R_ROOT, "_searchers", lambda: (tool, real[1]))
+    events = R_ROOT.search_root(root, P.Pattern("ab"))
+    first = next(e for e in events if isinstance(e, R_ROOT.SearchHit))
+    assert first.start == 0 and produced == [0]
+    events.close()
 
 
 def test_grep_says_which_entries_it_could_not_search(tmp_path: Path) -> None:

@@ -219,9 +219,11 @@ def search_root(root: Storage | str | os.PathLike[str], pattern: Pattern, *, log
     entries of a local root with no logs (a part of
     :func:`~..scan.searchable.searchable_plan`'s: a search split across processes, see
     :mod:`.split`)."""
+    # Lists of one: a reader of hits (the TUI) gets each as it is found, not when a list is full
+    # (one of a huge artifact's searched window by window could wait seconds for the next).
     batches = search_root_batches(root, pattern, logs=logs, rebase=rebase, max_count=max_count, sessions=sessions,
                                   kinds=kinds, cancelled=cancelled, findings_first=findings_first, context=context,
-                                  part=part)
+                                  part=part, batch=1)
     with closing(batches):  # a reader that stops early stops what runs ahead now
         for ev in batches:
             if isinstance(ev, list):
@@ -235,11 +237,13 @@ def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern
                         max_count: int | None = None, sessions: Collection[str] | None = None,
                         kinds: Collection[str] | None = None, cancelled: Callable[[], bool] = lambda: False,
                         findings_first: bool = False, context: bool = True,
-                        part: Sequence[PlanItem] | None = None) -> Generator[Batch | Finding, None, None]:
+                        part: Sequence[PlanItem] | None = None,
+                        batch: int = HIT_BATCH) -> Generator[Batch | Finding, None, None]:
     """:func:`search_root`'s events, an artifact's hits in lists (:data:`Batch`) of up to
-    :data:`HIT_BATCH` each, in the same order: for a reader that takes every hit (``grep``), which
+    ``batch`` each, in the same order: for a reader that takes every hit (``grep``), which
     then costs no generator step per hit in each layer of the search (a dense regex has tens of
-    thousands)."""
+    thousands). A list is handed on when full or at the artifact's end: a hit may wait for the
+    ones after it."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
@@ -267,7 +271,7 @@ def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern
             return
         # closing: a reader that stops early stops the look-ahead threads now, not when the
         # generator is collected.
-        searched = _searched(chain([first], walking), pattern, local, max_count, cancelled, store, context)
+        searched = _searched(chain([first], walking), pattern, local, max_count, cancelled, store, context, batch)
         with closing(searched) as events:
             for ev in events:
                 if walked:
@@ -288,22 +292,22 @@ def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
     if targets:
-        yield from _searched(targets, pattern, local, max_count, cancelled, store, context)
+        yield from _searched(targets, pattern, local, max_count, cancelled, store, context, batch)
 
 
 def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_count: int | None,
-              cancelled: Callable[[], bool], store: Storage,
-              context: bool = True) -> Generator[Batch | Finding, None, None]:
+              cancelled: Callable[[], bool], store: Storage, context: bool = True,
+              batch: int = HIT_BATCH) -> Generator[Batch | Finding, None, None]:
     """The events of each target, in order, each checked by the byte prefilter first."""
     checked = _prefiltered(targets, pattern, local)
     if local and (os.cpu_count() or 1) > 1:
-        yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context)
+        yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
     for t, may in checked:
         if cancelled():
             return
         if may:
-            yield from _events(t, pattern, max_count, cancelled, store, context)
+            yield from _events(t, pattern, max_count, cancelled, store, context, batch)
 
 
 @functools.cache
@@ -318,9 +322,9 @@ def _searchers() -> tuple[Callable[..., Iterator[MessageHit]], Callable[..., Ite
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
-            store: Storage, context: bool = True) -> Iterator[Batch | Finding]:
+            store: Storage, context: bool = True, batch_size: int = HIT_BATCH) -> Iterator[Batch | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order, the hits in lists of up
-    to :data:`HIT_BATCH` (a finding hands on the hits found before it first). A record a hit,
+    to ``batch_size`` (a finding hands on the hits found before it first). A record a hit,
     made here from the search's own (a dense regex: tens of thousands, each a generator step
     and an object less where a tool output's hits are not wrapped as located ones first)."""
     search_tool_output, search_transcript = _searchers()
@@ -347,7 +351,7 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
                                         store=store, context=context):
                 batch.append(SearchHit(path, session, session_dir, kind, None, None, h.start, h.end,
                                        was_seen(None, h) if linked else None, h.before, h.match, h.after))
-                if len(batch) >= HIT_BATCH:
+                if len(batch) >= batch_size:
                     yield batch
                     batch = []
         except OSError as exc:
@@ -367,7 +371,7 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
             h = ev.hit
             batch.append(SearchHit(path, session, session_dir, kind, ev.message, ev.role, h.start, h.end,
                                    was_seen(ev.message, h) if linked else None, h.before, h.match, h.after))
-            if len(batch) >= HIT_BATCH:
+            if len(batch) >= batch_size:
                 yield batch
                 batch = []
     if batch:
@@ -389,8 +393,8 @@ _Ahead = tuple[list[Batch | Finding], Iterator[Batch | Finding] | None]
 
 
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
-                    cancelled: Callable[[], bool], store: Storage,
-                    context: bool = True) -> Iterator[Batch | Finding]:
+                    cancelled: Callable[[], bool], store: Storage, context: bool = True,
+                    batch: int = HIT_BATCH) -> Iterator[Batch | Finding]:
     """:func:`_events` of each target that may match, in order, big ones searched ahead on
     every core (each holding at most :data:`AHEAD_HITS` hits until its turn, then going on in
     it); whatever is ahead stops when the caller stops."""
@@ -404,7 +408,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
     def collect(t: _Target) -> _Ahead:
         if stopped():
             return [], None
-        events = _events(t, pattern, max_count, stopped, store, context)
+        events = _events(t, pattern, max_count, stopped, store, context, batch)
         held: list[Batch | Finding] = []
         hits = 0
         for ev in events:
@@ -416,7 +420,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
 
     def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[Batch | Finding]:
         if fut is None:
-            yield from _events(t, pattern, max_count, cancelled, store, context)
+            yield from _events(t, pattern, max_count, cancelled, store, context, batch)
             return
         held, rest = fut.result()
         yield from held
