@@ -1397,10 +1397,11 @@ static inline int pf_odd_newline(const unsigned char *in, Py_ssize_t n, Py_ssize
 }
 
 #define PF_BLOCK 64
-/* How far ahead of a block the one-pass scans of a mapped file ask for its bytes
- * (_mm_prefetch, a hint that never faults, even past the mapping): the hardware's stream
- * prefetcher stops at each 4 KiB page, and a scan of the page cache then waited at every
- * page's first line (the fused skip read: 3.24 -> 3.74-4.02 GB/s on one 134 MB message). */
+/* How far ahead of a block the one-pass scans (the skip reads, the prefilter's halves) ask for
+ * its bytes (_mm_prefetch, a hint that never faults, even past the mapping): over a mapped
+ * file the hardware's stream prefetcher stops at each 4 KiB page, and a scan of the page cache
+ * then waited at every page's first line (the fused skip read: 3.24 -> 3.74-4.02 GB/s on one
+ * 134 MB message); over a buffer just read, in cache, the hint costs next to nothing. */
 #define SCAN_AHEAD 4096
 #define PF_MARGIN (3 * PF_BLOCK)
 #if defined(__SSE2__)
@@ -1877,9 +1878,7 @@ static unsigned char pf_chunked(pf_job *j, int fd, Py_ssize_t size, unsigned cha
 }
 
 #define PF_WHOLE (4 << 20) /* per thread: a buffer this big, and a join buffer where the halves cannot tell */
-#ifndef PF_MAP_ABOVE
 #define PF_MAP_ABOVE (256 << 10) /* see pf_one */
-#endif
 
 #ifdef HAVE_SIMD_STATS
 /* pf_halves of a whole transcript mapped (the page cache read in place, no copy), a SIGBUS
@@ -1925,24 +1924,28 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
     int whole = j->halves != NULL && kind == 1 && size <= PF_WHOLE;
 #ifdef HAVE_SIMD_STATS
     if (j->halves != NULL && kind == 1 && size > PF_MAP_ABOVE) {
-        /* A big transcript that holds the needle is read twice, here and by the search's
-         * skip (a slower pass): once two are begun and most of those checked held it, the
-         * rest go to the search unchecked (as the first batch's DENSE in search/root.py).
-         * Begun, not checked: on two threads the first two are checked at once, and the
-         * one done first took a third before the other was done. */
+        /* A big transcript (over PF_WHOLE) that holds the needle is read twice, here and by
+         * the search's skip (a slower pass): once two are begun and most of those checked
+         * held it, the rest go to the search unchecked (as the first batch's DENSE in
+         * search/root.py). Begun, not checked: on two threads the first two are checked at
+         * once, and the one done first took a third before the other was done. */
         int big = size > PF_WHOLE;
-        Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
-        if (big && __atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 && checked >= 1 &&
-            2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) {
-            close(fd);
-            return 1;
+        if (big) {
+            Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
+            if (__atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 && checked >= 1 &&
+                2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) {
+                close(fd);
+                return 1;
+            }
+            __atomic_fetch_add(&j->mapped_begun, 1, __ATOMIC_RELAXED);
         }
-        __atomic_fetch_add(&j->mapped_begun, big, __ATOMIC_RELAXED);
         int v = pf_mapped(j, fd, size);
         if (v != 2) {
             close(fd);
-            __atomic_fetch_add(&j->mapped_out, big && v == 0, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&j->mapped, big, __ATOMIC_RELAXED);
+            if (big) {
+                __atomic_fetch_add(&j->mapped_out, v == 0, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&j->mapped, 1, __ATOMIC_RELAXED);
+            }
             return (unsigned char)v;
         }
     }
