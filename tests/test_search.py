@@ -359,6 +359,29 @@ def test_search_root_hands_on_each_hit_as_it_is_found(tmp_path: Path, monkeypatc
     events.close()
 
 
+@pytest.mark.skipif(native.NATIVE is None, reason="the batched native check")
+def test_the_prefilter_hands_its_wait_to_meanwhile_before_the_first_verdict(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``meanwhile`` (the searchers' imports) runs once, while the first batch is checked: after
+    the check has begun, before its verdicts are taken; later batches do not call it again."""
+    root = write_root(tmp_path, [], [f"line {i}" for i in range(200)])
+    targets = [R_ROOT._Target(str(p), R.TOOL_OUTPUT, None, str(p.parent), None)
+               for p in sorted(root.glob("*/*-bash.txt"))]
+    assert len(targets) > R_ROOT.FIRST_BATCH  # a second batch, checked after the first
+    order: list[str] = []
+    real = R_ROOT._Checking.result
+
+    def result(self: Any) -> list[bool]:
+        order.append("verdicts")
+        return real(self)
+
+    monkeypatch.setattr(R_ROOT._Checking, "result", result)
+    got = list(R_ROOT._prefiltered(iter(targets), P.Pattern("line 7"), True, meanwhile=lambda: order.append("meanwhile")))
+    holding = {str(root / "session-0123456789ab" / f"{i + 101:012x}-bash.txt") for i in range(200) if "line 7" in f"line {i}"}
+    assert [t for t, _ in got] == targets and {t.path for t, may in got if may} == holding
+    assert order[:2] == ["meanwhile", "verdicts"] and order.count("meanwhile") == 1 and order.count("verdicts") >= 2
+
+
 def test_grep_says_which_entries_it_could_not_search(tmp_path: Path) -> None:
     """A directory or a FIFO where an artifact belongs is skipped with a finding on stderr
     (it was skipped in silence); the search goes on and its exit status is the hits'."""

@@ -299,7 +299,9 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
               cancelled: Callable[[], bool], store: Storage, context: bool = True,
               batch: int = HIT_BATCH) -> Generator[Batch | Finding, None, None]:
     """The events of each target, in order, each checked by the byte prefilter first."""
-    checked = _prefiltered(targets, pattern, local)
+    # The searchers load while the first batch is checked (their imports are tens of ms of
+    # Python, the check C on other threads): not after, on the way to the first search.
+    checked = _prefiltered(targets, pattern, local, meanwhile=_searchers)
     if local and (os.cpu_count() or 1) > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
@@ -512,12 +514,14 @@ class _Checking:
         return self._verdicts
 
 
-def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> Iterator[tuple[_Target, bool]]:
+def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool,
+                 meanwhile: Callable[[], object] = lambda: None) -> Iterator[tuple[_Target, bool]]:
     """Each target, in order, with whether its bytes may hold a match: checked on every core
     (natively in batches for a local root; else ``pread`` and ``memmem`` on a thread pool,
     the GIL released), yielded in the root's order so that results stay in a stable order
     whatever the threads do. ``targets`` is taken as it comes (a walk): the next batch is
-    gathered while the one before is checked."""
+    gathered while the one before is checked. ``meanwhile`` is called once before the first
+    verdict is waited for (whatever the checks leave this thread free to do)."""
     if pattern.literal is None and pattern.required is None:
         yield from ((t, True) for t in targets)  # a regex: no prefilter
         return
@@ -543,6 +547,7 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool) -> I
             return
         checking = _Checking(check, first)
         second = next(todo, None)  # gathered while the first is checked
+        meanwhile()
         verdicts = checking.result()
         if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
             # Nearly every file may match (a dense pattern): checking the rest would
