@@ -1561,6 +1561,33 @@ def test_big_artifacts_searched_ahead_give_the_serial_search_s_hits(tmp_path: Pa
     it = R_ROOT.search_root(root, pattern)
     next(it)
     it.close()  # stops what runs ahead; the test would hang on a search that kept going
+    import threading
+    import time
+
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith("spillscope-search") for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("spillscope-search")]  # the workers end
+
+
+def test_an_error_in_a_search_run_ahead_is_raised_in_its_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big artifact's search that fails on a worker thread fails the search where its hits
+    would come: after the hits of the artifacts before it, not lost on the thread."""
+    root = write_root(tmp_path, [], ["needle one", "needle two", "needle three"])
+    monkeypatch.setattr(R_ROOT, "BIG_ARTIFACT", 1)
+    real = R_ROOT._events
+
+    def events(t: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        if t.path.endswith(f"{102:012x}-bash.txt"):
+            raise RuntimeError("boom")
+        yield from real(t, *args, **kwargs)
+
+    monkeypatch.setattr(R_ROOT, "_events", events)
+    got: list[str] = []
+    with pytest.raises(RuntimeError, match="boom"):
+        for ev in R_ROOT.search_root(root, P.Pattern("needle")):
+            got.append(ev.match)
+    assert got == ["needle"]  # the first artifact's hit, then the second's error
 
 
 @settings(max_examples=2000, deadline=None)

@@ -27,7 +27,6 @@ from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
 
 if TYPE_CHECKING:
-    import concurrent.futures
     from concurrent.futures import Future
 
     # The searchers and the seen ranges (the notice checker under them) load when there is
@@ -394,6 +393,61 @@ AHEAD_HITS = 4096
 _Ahead = tuple[list[Batch | Finding], Iterator[Batch | Finding] | None]
 
 
+class _Job:
+    """One call of a :class:`_Workers`: its result, or its exception, once it has run."""
+
+    def __init__(self, call: Callable[[], _Ahead]) -> None:
+        import threading
+
+        self.call = call
+        self.ran = threading.Event()
+        self.value: _Ahead | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> _Ahead:
+        self.ran.wait()
+        if self.error is not None:
+            raise self.error
+        return ([], None) if self.value is None else self.value  # None: not run (stopped)
+
+
+class _Workers:
+    """``count`` daemon threads running the calls handed to :meth:`submit` in that order. Not
+    ``concurrent.futures``' pool: importing it (logging with it) and starting it were 9 ms
+    on the way to the first big artifact's search, after the first batch's check. A call not
+    begun when :meth:`stop` is called is not run (its job says it ran, with no value)."""
+
+    def __init__(self, count: int) -> None:
+        import queue
+        import threading
+
+        self._todo: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._stopped = False
+        for k in range(count):
+            threading.Thread(target=self._work, name=f"spillscope-search_{k}", daemon=True).start()
+        self._count = count
+
+    def submit(self, call: Callable[[], _Ahead]) -> _Job:
+        job = _Job(call)
+        self._todo.put(job)
+        return job
+
+    def stop(self) -> None:
+        self._stopped = True
+        for _ in range(self._count):
+            self._todo.put(None)  # each thread ends at its next take
+
+    def _work(self) -> None:
+        while (job := self._todo.get()) is not None:
+            try:
+                if not self._stopped:
+                    job.value = job.call()
+            except BaseException as exc:  # handed to the reader, in its turn
+                job.error = exc
+            finally:
+                job.ran.set()
+
+
 def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, max_count: int | None,
                     cancelled: Callable[[], bool], store: Storage, context: bool = True,
                     batch: int = HIT_BATCH) -> Iterator[Batch | Finding]:
@@ -420,17 +474,17 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
                 return held, events  # the rest in its turn, on the caller's thread
         return held, None
 
-    def turn(t: _Target, fut: Future[_Ahead] | None) -> Iterator[Batch | Finding]:
-        if fut is None:
+    def turn(t: _Target, job: _Job | None) -> Iterator[Batch | Finding]:
+        if job is None:
             yield from _events(t, pattern, max_count, cancelled, store, context, batch)
             return
-        held, rest = fut.result()
+        held, rest = job.result()
         yield from held
         if rest is not None and not cancelled():
             yield from rest
 
-    pool: concurrent.futures.ThreadPoolExecutor | None = None
-    pending: deque[tuple[_Target, Future[_Ahead] | None]] = deque()
+    pool: _Workers | None = None
+    pending: deque[tuple[_Target, _Job | None]] = deque()
     try:
         for t, may in checked:
             if not may:
@@ -442,10 +496,8 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
             job = None
             if big:
                 if pool is None:
-                    from concurrent.futures import ThreadPoolExecutor  # only then: 4 ms of start-up
-
-                    pool = ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="spillscope-search")
-                job = pool.submit(collect, t)
+                    pool = _Workers(os.cpu_count() or 2)
+                job = pool.submit(functools.partial(collect, t))
             pending.append((t, job))
             while pending and (len(pending) > SEARCH_AHEAD or pending[0][1] is None):
                 if cancelled():
@@ -460,10 +512,10 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
         # next window, and nothing waits for it.
         stop.set()
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for _, fut in pending:
-                if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
-                    rest = fut.result()[1]
+            pool.stop()
+            for _, job in pending:
+                if job is not None and job.ran.is_set() and job.value is not None:
+                    rest = job.value[1]
                     if rest is not None and hasattr(rest, "close"):
                         rest.close()  # its file closed now, not when collected
 
