@@ -675,6 +675,36 @@ AVX512_TARGET static inline __mmask64 utf8_errors512(__m512i input, __m512i prev
     return _mm512_test_epi8_mask(err, err);
 }
 
+/* utf8_errors512 with its constants made once by the caller (utf8_consts512): made in the
+ * check, each was broadcast from an immediate again every block, on the port the compares
+ * and lookups need. */
+typedef struct {
+    __m512i nib, b1_high, b1_low, b2_high, e0, f0, hi, lanes;
+} utf8_consts512;
+
+AVX512_TARGET static inline __attribute__((always_inline)) utf8_consts512 utf8_consts512_make(void) {
+    utf8_consts512 c;
+    c.nib = _mm512_set1_epi8(0x0F), c.hi = _mm512_set1_epi8((char)0x80);
+    c.b1_high = TABLE512(UTF8_BYTE1_HIGH), c.b1_low = TABLE512(UTF8_BYTE1_LOW), c.b2_high = TABLE512(UTF8_BYTE2_HIGH);
+    c.e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)), c.f0 = _mm512_set1_epi8((char)(0xF0 - 0x80));
+    c.lanes = _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6);
+    return c;
+}
+
+AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 utf8_errors512_with(__m512i input, __m512i prev,
+                                                                                       const utf8_consts512 *c) {
+    __m512i carried = _mm512_permutex2var_epi64(prev, c->lanes, input);
+    __m512i p1 = _mm512_alignr_epi8(input, carried, 15), p2 = _mm512_alignr_epi8(input, carried, 14);
+    __m512i p3 = _mm512_alignr_epi8(input, carried, 13);
+    __m512i b1_high = _mm512_shuffle_epi8(c->b1_high, _mm512_and_si512(_mm512_srli_epi16(p1, 4), c->nib));
+    __m512i b1_low = _mm512_shuffle_epi8(c->b1_low, _mm512_and_si512(p1, c->nib));
+    __m512i b2_high = _mm512_shuffle_epi8(c->b2_high, _mm512_and_si512(_mm512_srli_epi16(input, 4), c->nib));
+    __m512i special = _mm512_and_si512(_mm512_and_si512(b1_high, b1_low), b2_high);
+    __m512i must23 = _mm512_or_si512(_mm512_subs_epu8(p2, c->e0), _mm512_subs_epu8(p3, c->f0));
+    __m512i err = _mm512_xor_si512(_mm512_and_si512(must23, c->hi), special);
+    return _mm512_test_epi8_mask(err, err);
+}
+
 /* Nonzero where a block's last bytes start a character it does not finish. */
 AVX_TARGET static inline __m256i utf8_incomplete(__m256i input) {
     const __m256i max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -1749,9 +1779,13 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
     Py_ssize_t i = 0, last_join = -(Py_ssize_t)1 << 40;
     uint64_t prev_q = 0;
     int close_joins = 0;
-    const __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u'), sl = _mm512_set1_epi8('/');
-    const __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
-    const sk_half512 ha = sk_half512_of(A, folded), hb = sk_half512_of(B, folded);
+    __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u'), sl = _mm512_set1_epi8('/');
+    __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
+    sk_half512 ha = sk_half512_of(A, folded), hb = sk_half512_of(B, folded);
+    /* opaque: else broadcast from immediates again every block (see sk_read512_impl) */
+    __asm__("" : "+v"(bsl), "+v"(u), "+v"(sl), "+v"(qt), "+v"(nl));
+    __asm__("" : "+v"(ha.c1), "+v"(ha.c2), "+v"(ha.c3), "+v"(ha.fold), "+v"(hb.c1), "+v"(hb.c2), "+v"(hb.c3));
+    hb.fold = ha.fold;
     for (; i + 128 <= n; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
@@ -2182,12 +2216,14 @@ typedef struct {
 } sk_masks;
 
 /* One block at i of sk_read (see it): 0 to go on, 1 at a candidate (``*found_at`` and
- * ``*searched`` set), -1 at an irregular block, -2 at a line too short for the fused search.
- * Branch-free but for the newlines' stores: which blocks have an escape, a newline or a byte
- * >= 0x80 is no pattern a branch predictor learns (about one each a line). */
+ * ``*searched`` set), -1 at an irregular block, -2 at a line too short for the fused search,
+ * 3 where a half may start and ``verify`` is 0 (nothing changed: the caller verifies out of
+ * its loop, asking again with ``verify`` 1). Branch-free but for the newlines' stores: which
+ * blocks have an escape, a newline or a byte >= 0x80 is no pattern a branch predictor learns
+ * (about one each a line). */
 static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize_t i, const sk_masks *k,
                                                           Py_ssize_t *found_at, Py_ssize_t *searched,
-                                                          const int fused) {
+                                                          const int fused, const int verify) {
     const unsigned char *in = st->in, *p = in + i;
     const uint64_t nl = k->nl;
     /* simdjson's find_escaped: the bytes a backslash escapes (a run of odd length) */
@@ -2214,6 +2250,7 @@ static inline __attribute__((always_inline)) int sk_block(sk_state *st, Py_ssize
         Py_ssize_t last_join = seg - 2;
         if (pf_block_joins(nl, i, st->m + 2, &last_join)) return -2;
         uint64_t ca = k->ca, cb = k->cb;
+        if (__builtin_expect((ca | cb) != 0, 0) && !verify) return 3;
         if (ca | cb) {
             /* A half starting in this block: the needle starts no sooner than the block's
              * first joined byte less the half's distance from the needle's start (before
@@ -2334,19 +2371,42 @@ static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 |
 
 /* The end of a block in either loop of sk_read, once its masks are made: where each half may
  * start (fused; ``half_mask`` is the loop's own), the block's scalar step, and its verdict (a
- * candidate returns; an irregular block, or a line too short for the halves, leaves the loop). */
-#define SK_STEP(half_mask, a, b)                              \
-    k.ca = fused ? half_mask(p, a, folded) : 0;              \
-    k.cb = fused ? half_mask(p, b, folded) : 0;              \
-    int r = sk_block(&st, i, &k, found_at, searched, fused); \
-    if (r == 1) {                                            \
-        *nring = st.nring;                                   \
-        return 1;                                            \
-    }                                                        \
-    if (r < 0) {                                             \
-        bad_block = -r;                                      \
-        break;                                               \
+ * candidate returns; an irregular block, or a line too short for the halves, leaves the loop;
+ * a half that may start here leaves it too, ``held``: see SK_VERIFY). */
+#define SK_STEP(half_mask, a, b)                                 \
+    k.ca = fused ? half_mask(p, a, folded) : 0;                 \
+    k.cb = fused ? half_mask(p, b, folded) : 0;                 \
+    int r = sk_block(&st, i, &k, found_at, searched, fused, 0); \
+    if (r == 3) {                                               \
+        held = 1;                                               \
+        break;                                                  \
+    }                                                           \
+    if (r == 1) {                                               \
+        *nring = st.nring;                                      \
+        return 1;                                               \
+    }                                                           \
+    if (r < 0) {                                                \
+        bad_block = -r;                                         \
+        break;                                                  \
     }
+
+/* After either loop: a block whose halves may start in it (``held``) is verified here, out of
+ * the loop, and the loop goes on after it where none does. In the loop, the verification's
+ * memcmp (a call: it clobbers every vector register) made the compiler broadcast the loop's
+ * constants again each block. */
+#define SK_VERIFY                                                          \
+    if (!held) break;                                                      \
+    held = 0;                                                              \
+    int r = sk_block(&st, i, &k, found_at, searched, fused, 1);            \
+    if (r == 1) {                                                          \
+        *nring = st.nring;                                                 \
+        return 1;                                                          \
+    }                                                                      \
+    if (r < 0) {                                                           \
+        bad_block = -r;                                                    \
+        break;                                                             \
+    }                                                                      \
+    i += 64;
 
 /* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
  * offset ``base``, ``avail`` bytes from in. Appends a line start to the ring about every
@@ -2364,11 +2424,13 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     const __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n');
     SK_STATE
     __m256i prev = _mm256_setzero_si256(); /* the UTF-8 check's block before (its upper half) */
+    sk_masks k;
+    int held = 0;
+    for (;;) {
     for (; i + reach <= avail; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-        sk_masks k;
         k.nl = sk_eq64(v0, v1, '\n'), k.q = sk_eq64(v0, v1, '"'), k.bs = sk_eq64(v0, v1, '\\');
         /* a raw control character other than a line's newline (unsigned v <= 0x1F) */
         __m256i c0 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v0, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v0, c1f), v0));
@@ -2386,8 +2448,10 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
         k.cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
                  ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
         k.esc_class = sk_escape_class(v0) | (sk_escape_class(v1) << 32);
-        SK_STEP(sk_half_mask, A, B)
         prev = v1;
+        SK_STEP(sk_half_mask, A, B)
+    }
+    SK_VERIFY
     }
     *nring = st.nring;
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
@@ -2400,36 +2464,52 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
                 Py_ssize_t m, int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring, long long cp0,
                 long long ub0, Py_ssize_t *found_at, Py_ssize_t *searched, const int fused, const sk_half *A,
                 const sk_half *B) {
-    const __m512i nl = _mm512_set1_epi8('\n'), qt = _mm512_set1_epi8('"'), bsl = _mm512_set1_epi8('\\');
-    const __m512i c1f = _mm512_set1_epi8(0x1F), nib = _mm512_set1_epi8(0x0F);
-    const __m512i cont_mask = _mm512_set1_epi8((char)0xC0), cont_val = _mm512_set1_epi8((char)0x80);
-    const __m512i esc_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0));
-    const __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    __m512i nl = _mm512_set1_epi8('\n'), qt = _mm512_set1_epi8('"'), bsl = _mm512_set1_epi8('\\');
+    __m512i c1f = _mm512_set1_epi8(0x1F);
+    /* continuation bytes (0x80-0xBF) are those below 0xC0 as signed bytes: one compare */
+    __m512i cont_below = _mm512_set1_epi8((char)0xC0);
+    __m512i esc_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0));
+    __m512i esc_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    utf8_consts512 u8 = utf8_consts512_make();
+    /* Opaque to the compiler from here: it kept none of them in a register across the loop, and
+     * broadcast each from an immediate again every block (a port the block's compares,
+     * shuffles and permutes all need); now each is a register or, where there are too few, a
+     * memory operand. */
+    __asm__("" : "+v"(nl), "+v"(qt), "+v"(bsl), "+v"(c1f), "+v"(cont_below), "+v"(esc_lo), "+v"(esc_hi));
+    __asm__("" : "+v"(u8.nib), "+v"(u8.hi), "+v"(u8.b1_high), "+v"(u8.b1_low), "+v"(u8.b2_high), "+v"(u8.e0),
+                 "+v"(u8.f0), "+v"(u8.lanes));
+    const __m512i nib = u8.nib;
     SK_STATE
     /* the halves' bytes broadcast once (else each block broadcast them from memory again) */
-    const sk_half512 ha = sk_half512_of(fused ? A : NULL, folded), hb = sk_half512_of(fused ? B : NULL, folded);
+    sk_half512 ha = sk_half512_of(fused ? A : NULL, folded), hb = sk_half512_of(fused ? B : NULL, folded);
+    __asm__("" : "+v"(ha.c1), "+v"(ha.c2), "+v"(ha.c3), "+v"(ha.fold), "+v"(hb.c1), "+v"(hb.c2), "+v"(hb.c3));
+    hb.fold = ha.fold;
     __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
+    sk_masks k;
+    int held = 0;
+    for (;;) {
     for (; i + reach <= avail; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
-        sk_masks k;
         k.nl = _mm512_cmpeq_epi8_mask(v, nl), k.q = _mm512_cmpeq_epi8_mask(v, qt), k.bs = _mm512_cmpeq_epi8_mask(v, bsl);
         /* a raw control character other than a line's newline */
         uint64_t controls = _mm512_cmple_epu8_mask(v, c1f) & ~k.nl;
         /* UTF-8: an all-ASCII block only ends what the block before began */
         int wrong_utf8 = incomplete;
         if (_mm512_movepi8_mask(v) != 0) {
-            wrong_utf8 = utf8_errors512(v, prev) != 0;
+            wrong_utf8 = utf8_errors512_with(v, prev, &u8) != 0;
             incomplete = sk_ends_begun(p);
         }
         k.wrong = controls != 0 || wrong_utf8;
-        k.cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(v, cont_mask), cont_val);
+        k.cont = _mm512_cmplt_epi8_mask(v, cont_below);
         __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(esc_lo, _mm512_and_si512(v, nib)),
                                      _mm512_shuffle_epi8(esc_hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib)));
         k.esc_class = _mm512_test_epi8_mask(c, c);
-        SK_STEP(sk_half_mask512, &ha, &hb)
         prev = v;
+        SK_STEP(sk_half_mask512, &ha, &hb)
+    }
+    SK_VERIFY
     }
     *nring = st.nring;
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
