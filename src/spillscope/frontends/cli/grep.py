@@ -83,8 +83,9 @@ def grep(root: str, pattern: Pattern, out: TextIO, err: TextIO, *, logs: str | N
             o, e = _Spool(), _Spool()
             o.full = e.full = lambda: send((0, o.take(), e.take(), None))
             try:
+                # dense: parts() split it because most files may match (split.dense)
                 n = _write(search_root_batches(store, pattern, max_count=limit, kinds=kinds, context=not spans_only,
-                                               part=cut[index]), how, o, e)
+                                               part=cut[index], dense=True), how, o, e)
             except BaseException as exc:  # what came before it is written first, as one process would
                 return 0, o.take(), e.take(), portable(exc)
             return n, o.take(), e.take(), None

@@ -237,12 +237,14 @@ def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern
                         kinds: Collection[str] | None = None, cancelled: Callable[[], bool] = lambda: False,
                         findings_first: bool = False, context: bool = True,
                         part: Sequence[PlanItem] | None = None,
-                        batch: int = HIT_BATCH) -> Generator[Batch | Finding, None, None]:
+                        batch: int = HIT_BATCH, dense: bool = False) -> Generator[Batch | Finding, None, None]:
     """:func:`search_root`'s events, an artifact's hits in lists (:data:`Batch`) of up to
     ``batch`` each, in the same order: for a reader that takes every hit (``grep``), which
     then costs no generator step per hit in each layer of the search (a dense regex has tens of
     thousands). A list is handed on when full or at the artifact's end: a hit may wait for the
-    ones after it."""
+    ones after it. ``dense``: the caller knows that most files may match (a search split
+    across processes is, :func:`.split.dense`): no file is checked by the byte prefilter first
+    (each part's search checked its first batch again, and read those files twice)."""
     pattern.compile()
     root_s = normalize_root(root)  # a directory, or s3://bucket/prefix
     store = open_storage(root_s)  # chosen once: each artifact is opened in it
@@ -270,7 +272,8 @@ def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern
             return
         # closing: a reader that stops early stops the look-ahead threads now, not when the
         # generator is collected.
-        searched = _searched(chain([first], walking), pattern, local, max_count, cancelled, store, context, batch)
+        searched = _searched(chain([first], walking), pattern, local, max_count, cancelled, store, context, batch,
+                             dense)
         with closing(searched) as events:
             for ev in events:
                 if walked:
@@ -291,16 +294,17 @@ def search_root_batches(root: Storage | str | os.PathLike[str], pattern: Pattern
         targets = [t for t in targets if t.kind in wanted]
     yield from findings
     if targets:
-        yield from _searched(targets, pattern, local, max_count, cancelled, store, context, batch)
+        yield from _searched(targets, pattern, local, max_count, cancelled, store, context, batch, dense)
 
 
 def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_count: int | None,
               cancelled: Callable[[], bool], store: Storage, context: bool = True,
-              batch: int = HIT_BATCH) -> Generator[Batch | Finding, None, None]:
-    """The events of each target, in order, each checked by the byte prefilter first."""
+              batch: int = HIT_BATCH, dense: bool = False) -> Generator[Batch | Finding, None, None]:
+    """The events of each target, in order, each checked by the byte prefilter first (``dense``:
+    none is, see :func:`search_root_batches`)."""
     # The searchers load while the first batch is checked (their imports are tens of ms of
     # Python, the check C on other threads): not after, on the way to the first search.
-    checked = _prefiltered(targets, pattern, local, meanwhile=_searchers)
+    checked = ((t, True) for t in targets) if dense else _prefiltered(targets, pattern, local, meanwhile=_searchers)
     if local and (os.cpu_count() or 1) > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
