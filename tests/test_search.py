@@ -1492,6 +1492,23 @@ def test_native_message_text_is_the_parser_s_text_or_declines_at_every_offset(ke
     assert declined > 100  # the faults are seen
 
 
+def test_native_message_text_counts_a_text_whose_u_escapes_or_bad_bytes_end_it(kernel: Any) -> None:
+    """message_text's code points (counted from the raw lines on the way with AVX-512, else from
+    the text) are the text's where a \\u escape, a character cut short or an invalid byte
+    sits at any offset of the last 200 bytes: where the 64-byte loop hands over to the
+    one after it, and across its last step (each length of the lines mod 64)."""
+    out = bytearray(1 << 14)
+    for extra in range(0, 64, 7):
+        text = ("ab界😀\n" * 40)[: 150 + extra]
+        lines = b"".join(js_json_string(text[i : i + 64]).encode() + b"\n" for i in range(0, len(text), 64))
+        assert nat_text(kernel, lines, 0, len(lines), out) == text.encode()
+        for at in range(max(1, len(lines) - 200), len(lines) - 2):
+            for planted in (b"\\u00e9", b"\\u0041", b"\\ud83d\\ude00", b"\xe7\x95", b"\xff", b"\\\\u"):
+                bad = lines[:at] + planted + lines[at:]
+                got, want = nat_text(kernel, bad, 0, len(bad), out), _lines_text(bad)
+                assert got is None or got == want, (bad, got, want)
+
+
 def nat_text(nat: Any, data: bytes, start: int, end: int, out: bytearray) -> bytes | None:
     n, cps = nat.message_text(data, start, end, out)
     assert n < 0 or cps == len(bytes(out[:n]).decode("utf-8"))

@@ -27,8 +27,6 @@ from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     # The searchers and the seen ranges (the notice checker under them) load when there is
     # an artifact to search; the verify pass when there are logs to link: a search of a
     # root with nothing to read imports neither (``spillscope grep`` starts fast).
