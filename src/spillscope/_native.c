@@ -705,6 +705,32 @@ AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 utf8_errors
     return _mm512_test_epi8_mask(err, err);
 }
 
+/* utf8_errors with its constants made once by the caller (see utf8_consts512). */
+typedef struct {
+    __m256i nib, b1_high, b1_low, b2_high, e0, f0, hi;
+} utf8_consts256;
+
+AVX_TARGET static inline __attribute__((always_inline)) utf8_consts256 utf8_consts256_make(void) {
+    utf8_consts256 c;
+    c.nib = _mm256_set1_epi8(0x0F), c.hi = _mm256_set1_epi8((char)0x80);
+    c.b1_high = TABLE(UTF8_BYTE1_HIGH), c.b1_low = TABLE(UTF8_BYTE1_LOW), c.b2_high = TABLE(UTF8_BYTE2_HIGH);
+    c.e0 = _mm256_set1_epi8((char)(0xE0 - 0x80)), c.f0 = _mm256_set1_epi8((char)(0xF0 - 0x80));
+    return c;
+}
+
+AVX_TARGET static inline __attribute__((always_inline)) __m256i utf8_errors_with(__m256i input, __m256i prev,
+                                                                               const utf8_consts256 *c) {
+    __m256i carried = _mm256_permute2x128_si256(prev, input, 0x21);
+    __m256i p1 = _mm256_alignr_epi8(input, carried, 15), p2 = _mm256_alignr_epi8(input, carried, 14);
+    __m256i p3 = _mm256_alignr_epi8(input, carried, 13);
+    __m256i b1_high = _mm256_shuffle_epi8(c->b1_high, _mm256_and_si256(_mm256_srli_epi16(p1, 4), c->nib));
+    __m256i b1_low = _mm256_shuffle_epi8(c->b1_low, _mm256_and_si256(p1, c->nib));
+    __m256i b2_high = _mm256_shuffle_epi8(c->b2_high, _mm256_and_si256(_mm256_srli_epi16(input, 4), c->nib));
+    __m256i special = _mm256_and_si256(_mm256_and_si256(b1_high, b1_low), b2_high);
+    __m256i must23 = _mm256_or_si256(_mm256_subs_epu8(p2, c->e0), _mm256_subs_epu8(p3, c->f0));
+    return _mm256_xor_si256(_mm256_and_si256(must23, c->hi), special);
+}
+
 /* Nonzero where a block's last bytes start a character it does not finish. */
 AVX_TARGET static inline __m256i utf8_incomplete(__m256i input) {
     const __m256i max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -1103,10 +1129,15 @@ static Py_ssize_t count_scalar(const unsigned char *p, Py_ssize_t n, unsigned ch
 
 #ifdef HAVE_SIMD_STATS
 /* Bit k set where a (k < 32) or b (k - 32) holds the byte c. */
-AVX_TARGET static inline uint64_t sk_eq64(__m256i a, __m256i b, char c) {
-    const __m256i x = _mm256_set1_epi8(c);
+AVX_TARGET static inline uint64_t sk_eqv64(__m256i a, __m256i b, __m256i x) {
     return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, x)) |
            ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, x)) << 32);
+}
+AVX_TARGET static inline uint64_t sk_eq64(__m256i a, __m256i b, char c) { return sk_eqv64(a, b, _mm256_set1_epi8(c)); }
+/* Bit k set where a (k < 32) or b (k - 32) holds a byte below x's, as signed bytes. */
+AVX_TARGET static inline uint64_t sk_below64(__m256i a, __m256i b, __m256i x) {
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(x, a)) |
+           ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(x, b)) << 32);
 }
 
 AVX_TARGET static Py_ssize_t count_simd(const unsigned char *p, Py_ssize_t n, unsigned char c) {
@@ -1705,19 +1736,40 @@ static void sk_half_init(sk_half *x, const unsigned char *s, Py_ssize_t h, Py_ss
 }
 
 /* Bit k set where the half may start at p + k (k < 64); folded: compared with 0x20 ORed in,
- * as find_ci_simd does (more candidates, never fewer). */
-AVX_TARGET static inline __attribute__((always_inline)) uint64_t sk_half_mask(const unsigned char *p, const sk_half *x, int folded) {
-    const __m256i fold = _mm256_set1_epi8(folded ? 0x20 : 0);
-    const __m256i c1 = _mm256_set1_epi8((char)(x->s[x->r1] | (folded ? 0x20 : 0)));
-    const __m256i c2 = _mm256_set1_epi8((char)(x->s[x->r2] | (folded ? 0x20 : 0)));
-    const __m256i c3 = _mm256_set1_epi8((char)(x->s[x->r3] | (folded ? 0x20 : 0)));
+ * as find_ci_simd does (more candidates, never fewer). The half's bytes broadcast once for a
+ * whole loop (sk_half256_of), as sk_half512. */
+typedef struct {
+    __m256i c1, c2, c3, fold;
+    Py_ssize_t r1, r2, r3;
+} sk_half256;
+
+AVX_TARGET static inline __attribute__((always_inline)) sk_half256 sk_half256_of(const sk_half *x, int folded) {
+    sk_half256 v;
+    unsigned char f = folded ? 0x20 : 0;
+    v.fold = _mm256_set1_epi8((char)f);
+    if (x == NULL) {
+        v.c1 = v.c2 = v.c3 = v.fold;
+        v.r1 = v.r2 = v.r3 = 0;
+        return v;
+    }
+    v.c1 = _mm256_set1_epi8((char)(x->s[x->r1] | f));
+    v.c2 = _mm256_set1_epi8((char)(x->s[x->r2] | f));
+    v.c3 = _mm256_set1_epi8((char)(x->s[x->r3] | f));
+    v.r1 = x->r1, v.r2 = x->r2, v.r3 = x->r3;
+    return v;
+}
+
+AVX_TARGET static inline __attribute__((always_inline)) uint64_t sk_half_mask256(const unsigned char *p,
+                                                                               const sk_half256 *x, int folded) {
     uint64_t mask = 0;
     for (int k = 0; k < 2; k++) {
-        __m256i a = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(p + 32 * k + x->r1)), fold);
-        __m256i b = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(p + 32 * k + x->r2)), fold);
-        __m256i c = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(p + 32 * k + x->r3)), fold);
-        mask |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_and_si256(_mm256_and_si256(_mm256_cmpeq_epi8(a, c1), _mm256_cmpeq_epi8(b, c2)), _mm256_cmpeq_epi8(c, c3)))
-                << (32 * k);
+        __m256i a = _mm256_loadu_si256((const __m256i *)(p + 32 * k + x->r1));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32 * k + x->r2));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(p + 32 * k + x->r3));
+        if (folded) a = _mm256_or_si256(a, x->fold), b = _mm256_or_si256(b, x->fold), c = _mm256_or_si256(c, x->fold);
+        __m256i eq = _mm256_and_si256(_mm256_and_si256(_mm256_cmpeq_epi8(a, x->c1), _mm256_cmpeq_epi8(b, x->c2)),
+                                      _mm256_cmpeq_epi8(c, x->c3));
+        mask |= (uint64_t)(uint32_t)_mm256_movemask_epi8(eq) << (32 * k);
     }
     return mask;
 }
@@ -1790,17 +1842,24 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
     Py_ssize_t i = 0, last_join = -(Py_ssize_t)1 << 40;
     uint64_t prev_q = 0; /* in[i - 1] is a quote */
     int close_joins = 0;
+    __m256i bsl = _mm256_set1_epi8('\\'), u = _mm256_set1_epi8('u'), sl = _mm256_set1_epi8('/');
+    __m256i qt = _mm256_set1_epi8('"'), nl = _mm256_set1_epi8('\n');
+    sk_half256 ha = sk_half256_of(A, folded), hb = sk_half256_of(B, folded);
+    /* opaque: else broadcast again every block (see sk_read512_impl) */
+    __asm__("" : "+x"(bsl), "+x"(u), "+x"(sl), "+x"(qt), "+x"(nl));
+    __asm__("" : "+x"(ha.c1), "+x"(ha.c2), "+x"(ha.c3), "+x"(ha.fold), "+x"(hb.c1), "+x"(hb.c2), "+x"(hb.c3));
+    hb.fold = ha.fold;
     for (; i + 128 <= n; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
         __m256i w0 = _mm256_loadu_si256((const __m256i *)(p + 1)), w1 = _mm256_loadu_si256((const __m256i *)(p + 33));
-        uint64_t esc = sk_eq64(v0, v1, '\\') & (sk_eq64(w0, w1, 'u') | sk_eq64(w0, w1, '/'));
-        uint64_t q = sk_eq64(v0, v1, '"');
-        uint64_t nls = sk_eq64(v0, v1, '\n');
-        uint64_t joins = nls & ((q << 1) | prev_q) & sk_eq64(w0, w1, '"');
+        uint64_t esc = sk_eqv64(v0, v1, bsl) & (sk_eqv64(w0, w1, u) | sk_eqv64(w0, w1, sl));
+        uint64_t q = sk_eqv64(v0, v1, qt);
+        uint64_t nls = sk_eqv64(v0, v1, nl);
+        uint64_t joins = nls & ((q << 1) | prev_q) & sk_eqv64(w0, w1, qt);
         prev_q = q >> 63;
-        uint64_t ca = sk_half_mask(p, A, folded), cb = sk_half_mask(p, B, folded);
+        uint64_t ca = sk_half_mask256(p, &ha, folded), cb = sk_half_mask256(p, &hb, folded);
         uint64_t odd = nls & ~joins;
         if (esc || (odd && (strict || pf_odd_newlines(in, n, i, odd)))) return 1;
         for (; ca; ca &= ca - 1)
@@ -1837,7 +1896,7 @@ AVX512_TARGET static inline __attribute__((always_inline)) sk_half512 sk_half512
     return v;
 }
 
-/* Bit k set where the half may start at p + k (k < 64), as sk_half_mask: AVX-512BW compares
+/* Bit k set where the half may start at p + k (k < 64), as sk_half_mask256: AVX-512BW compares
  * into mask registers, each the last one's mask (the three compares ANDed for free). */
 AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_mask512(const unsigned char *p,
                                                                                     const sk_half512 *x, int folded) {
@@ -2260,10 +2319,9 @@ typedef struct {
 #ifdef HAVE_SIMD_STATS
 /* Bit i set where v[i] is one of " \ b f n r t: the low nibble's row set (bit 0: row 2,
  * 1: row 5, 2: row 6, 3: row 7) meets the high nibble's row. */
-AVX_TARGET static inline uint64_t sk_escape_class(__m256i v) {
-    const __m256i lo = TABLE(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0);
-    const __m256i hi = TABLE(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m256i nib = _mm256_set1_epi8(0x0F);
+#define SK_ESC_LO TABLE(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 0)
+#define SK_ESC_HI TABLE(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0)
+AVX_TARGET static inline uint64_t sk_escape_class(__m256i v, __m256i lo, __m256i hi, __m256i nib) {
     __m256i c = _mm256_and_si256(_mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
                                  _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
     return (uint64_t)(uint32_t)~_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
@@ -2500,9 +2558,19 @@ AVX_TARGET static inline __attribute__((always_inline)) int
 sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const unsigned char *needle, Py_ssize_t m,
              int folded, unsigned char *out, sk_point *ring, Py_ssize_t *nring, long long cp0, long long ub0,
              Py_ssize_t *found_at, Py_ssize_t *searched, const int fused, const sk_half *A, const sk_half *B) {
-    const __m256i cont_mask = _mm256_set1_epi8((char)0xC0), cont_val = _mm256_set1_epi8((char)0x80);
-    const __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n');
+    /* continuation bytes (0x80-0xBF) are those below 0xC0 as signed bytes: one compare */
+    __m256i cont_above = _mm256_set1_epi8((char)0xC0);
+    __m256i c1f = _mm256_set1_epi8(0x1F), newline = _mm256_set1_epi8('\n'), quote = _mm256_set1_epi8('"');
+    __m256i bslash = _mm256_set1_epi8('\\'), esc_lo = SK_ESC_LO, esc_hi = SK_ESC_HI;
+    utf8_consts256 u8 = utf8_consts256_make();
+    /* opaque (see sk_read512_impl): else broadcast again every block */
+    __asm__("" : "+x"(cont_above), "+x"(c1f), "+x"(newline), "+x"(quote), "+x"(bslash), "+x"(esc_lo), "+x"(esc_hi));
+    __asm__("" : "+x"(u8.nib), "+x"(u8.hi), "+x"(u8.b1_high), "+x"(u8.b1_low), "+x"(u8.b2_high), "+x"(u8.e0),
+                 "+x"(u8.f0));
     SK_STATE
+    sk_half256 ha = sk_half256_of(fused ? A : NULL, folded), hb = sk_half256_of(fused ? B : NULL, folded);
+    __asm__("" : "+x"(ha.c1), "+x"(ha.c2), "+x"(ha.c3), "+x"(ha.fold), "+x"(hb.c1), "+x"(hb.c2), "+x"(hb.c3));
+    hb.fold = ha.fold;
     __m256i prev = _mm256_setzero_si256(); /* the UTF-8 check's block before (its upper half) */
     sk_masks k;
     int held = 0;
@@ -2511,7 +2579,7 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-        k.nl = sk_eq64(v0, v1, '\n'), k.q = sk_eq64(v0, v1, '"'), k.bs = sk_eq64(v0, v1, '\\');
+        k.nl = sk_eqv64(v0, v1, newline), k.q = sk_eqv64(v0, v1, quote), k.bs = sk_eqv64(v0, v1, bslash);
         /* a raw control character other than a line's newline (unsigned v <= 0x1F) */
         __m256i c0 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v0, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v0, c1f), v0));
         __m256i c1 = _mm256_andnot_si256(_mm256_cmpeq_epi8(v1, newline), _mm256_cmpeq_epi8(_mm256_min_epu8(v1, c1f), v1));
@@ -2520,16 +2588,15 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
          * simdjson's is_incomplete, where the lookup costs a third of the block's work) */
         int wrong_utf8 = incomplete;
         if (_mm256_movemask_epi8(_mm256_or_si256(v0, v1)) != 0) {
-            __m256i e = _mm256_or_si256(utf8_errors(v0, prev), utf8_errors(v1, v0));
+            __m256i e = _mm256_or_si256(utf8_errors_with(v0, prev, &u8), utf8_errors_with(v1, v0, &u8));
             wrong_utf8 = !_mm256_testz_si256(e, e);
             incomplete = sk_ends_begun(p);
         }
         k.wrong = !_mm256_testz_si256(wrong, wrong) || wrong_utf8;
-        k.cont = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, cont_mask), cont_val)) |
-                 ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v1, cont_mask), cont_val)) << 32);
-        k.esc_class = sk_escape_class(v0) | (sk_escape_class(v1) << 32);
+        k.cont = sk_below64(v0, v1, cont_above);
+        k.esc_class = sk_escape_class(v0, esc_lo, esc_hi, u8.nib) | (sk_escape_class(v1, esc_lo, esc_hi, u8.nib) << 32);
         prev = v1;
-        SK_STEP(sk_half_mask, A, B)
+        SK_STEP(sk_half_mask256, &ha, &hb)
     }
     SK_VERIFY
     }
