@@ -1617,17 +1617,42 @@ def test_an_error_in_a_search_run_ahead_is_raised_in_its_turn(tmp_path: Path, mo
        needle=st.lists(st.sampled_from([b"a", b"e", b" ", b"z", b"q", b"\x00", b"\xc3", b"\n"]), min_size=0,
                        max_size=8).map(b"".join), start=st.integers(0, 12))
 def test_native_find_is_bytes_find(hay: bytes, needle: bytes, start: int) -> None:
-    """The vector search on the needle's two rarest bytes (AVX2) and memmem give find's answer."""
+    """The vector search on the needle's two rarest bytes (AVX-512, AVX2) and memmem give find's answer."""
     nat = native.NATIVE
     if nat is None:
         pytest.skip("no native accelerator here")
-    was = nat.simd()
+    was, was512 = nat.simd(), nat.avx512()
     try:
-        for flag in (1, 0):
+        for flag, wide in ((1, 1), (1, 0), (0, 0)):
             nat.simd(flag)
+            nat.avx512(wide)
             assert nat.find(hay, needle, start) == hay.find(needle, start)
     finally:
         nat.simd(was)
+        nat.avx512(was512)
+
+
+def test_native_find_goes_on_after_a_block_of_false_candidates() -> None:
+    """Where a block's candidates (the needle's two rarest bytes in place) are all false, the
+    search goes on at the very next byte: over a two-letter alphabet every block is full of
+    them, and the first match is bytes.find's from every start (AVX-512, AVX2, memmem)."""
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("no native accelerator here")
+    rng = random.Random(7)
+    was, was512 = nat.simd(), nat.avx512()
+    try:
+        for _ in range(300):
+            needle = bytes(rng.choice(b"ab") for _ in range(rng.randrange(2, 9)))
+            hay = bytes(rng.choice(b"ab") for _ in range(rng.randrange(60, 400)))
+            for flag, wide in ((1, 1), (1, 0), (0, 0)):
+                nat.simd(flag)
+                nat.avx512(wide)
+                for start in range(0, len(hay), 7):
+                    assert nat.find(hay, needle, start) == hay.find(needle, start), (needle, hay, start)
+    finally:
+        nat.simd(was)
+        nat.avx512(was512)
 
 
 async def test_tui_root_search_stopped_at_its_cap_still_lists_every_artifact_not_searched(

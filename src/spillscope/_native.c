@@ -1079,6 +1079,35 @@ AVX_TARGET static Py_ssize_t find_simd(const unsigned char *h, Py_ssize_t n, con
     const unsigned char *q = memmem(h + i, (size_t)(n - i), s, (size_t)m);
     return q == NULL ? -1 : q - h;
 }
+
+/* find_simd with AVX-512BW: 64 bytes a step, compared straight into masks, the rare bytes
+ * broadcast once and opaque (the compiler broadcast them again every step, see
+ * sk_read512_impl), a candidate's memcmp out of the loop (a call clobbers every vector
+ * register). */
+AVX512_TARGET static Py_ssize_t find512(const unsigned char *h, Py_ssize_t n, const unsigned char *s, Py_ssize_t m,
+                                        Py_ssize_t i) {
+    Py_ssize_t r1, r2;
+    rare_pair(s, m, &r1, &r2);
+    __m512i b1 = _mm512_set1_epi8((char)s[r1]), b2 = _mm512_set1_epi8((char)s[r2]);
+    for (;;) {
+        __asm__("" : "+v"(b1), "+v"(b2));
+        uint64_t mask = 0;
+        for (; i + m - 1 + 64 <= n; i += 64) {
+            mask = _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(h + i + r1)), b1),
+                                               _mm512_loadu_si512((const void *)(h + i + r2)), b2);
+            if (mask) break;
+        }
+        if (!mask) break;
+        for (; mask; mask &= mask - 1) {
+            Py_ssize_t q = i + __builtin_ctzll(mask);
+            if (memcmp(h + q, s, (size_t)m) == 0) return q;
+        }
+        i += 64;
+    }
+    if (i >= n) return -1;
+    const unsigned char *q = memmem(h + i, (size_t)(n - i), s, (size_t)m);
+    return q == NULL ? -1 : q - h;
+}
 #endif
 
 /* The first ``m``-byte needle at or after ``i`` in h[0:n] (folded: find_ci), or -1. */
@@ -1086,6 +1115,7 @@ static Py_ssize_t find_at(const unsigned char *h, Py_ssize_t n, const unsigned c
                           int folded) {
     if (!folded) {
 #ifdef HAVE_SIMD_STATS
+        if (m > 1 && use_avx512()) return find512(h, n, s, m, i);
         if (m > 1 && use_simd()) return find_simd(h, n, s, m, i);
 #endif
         const unsigned char *q = memmem(h + i, (size_t)(n - i), s, (size_t)m);
