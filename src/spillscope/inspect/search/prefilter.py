@@ -191,8 +191,9 @@ def may_match(path: str, transcript: bool, pattern: Pattern) -> bool:
 _TOOL, _TRANSCRIPT, _ALWAYS = 0, 1, 2
 
 
-#: Threads of a native check (None: one per CPU this process may run on); a worker of a split
-#: search (see .split) sets 1: the workers are the cores.
+#: Threads of a native check, and of a search's big artifacts searched ahead (None: one per CPU
+#: this process may run on); a worker of a split search (see .split) sets 1: the workers are
+#: the cores.
 THREADS: int | None = None
 
 

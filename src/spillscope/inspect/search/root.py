@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable
 
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
+from . import prefilter
 from .prefilter import may_match, may_match_many
 from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit
 from ..findings import Finding, finding, set_apart
@@ -303,7 +304,9 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
     # The searchers load while the first batch is checked (their imports are tens of ms of
     # Python, the check C on other threads): not after, on the way to the first search.
     checked = ((t, True) for t in targets) if dense else _prefiltered(targets, pattern, local, meanwhile=_searchers)
-    if local and (os.cpu_count() or 1) > 1:
+    # Not in a worker of a split search (see .split): the workers are the cores, and a pool in
+    # each would only make them contend (and cost each file an lstat to tell whether it is big).
+    if local and (prefilter.THREADS or prefilter.cores()) > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
     for t, may in checked:
@@ -498,7 +501,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
             job = None
             if big:
                 if pool is None:
-                    pool = _Workers(os.cpu_count() or 2)
+                    pool = _Workers(prefilter.THREADS or prefilter.cores())
                 job = pool.submit(functools.partial(collect, t))
             pending.append((t, job))
             while pending and (len(pending) > SEARCH_AHEAD or pending[0][1] is None):
