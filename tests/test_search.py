@@ -386,6 +386,24 @@ def test_the_prefilter_hands_its_wait_to_meanwhile_before_the_first_verdict(tmp_
     assert order[:2] == ["meanwhile", "verdicts"] and order.count("meanwhile") == 1 and order.count("verdicts") >= 2
 
 
+def test_a_dense_search_checks_no_file_first_and_finds_the_same_hits(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dense`` (a part of a split search: split because most files may match) reads no file
+    for the byte prefilter (each part checked its first batch again, read twice), and its hits
+    are the checked search's, files that cannot match included."""
+    root = write_root(tmp_path, [["a needle here", "none"], ["no"]], [f"line {i} needle" if i % 3 else "x" for i in range(90)])
+    pattern = P.Pattern("needle")
+    want = [(h.path, h.message, h.start) for h in R_ROOT.search_root(root, pattern) if isinstance(h, R_ROOT.SearchHit)]
+
+    def checked(*args: Any, **kwargs: Any) -> list[bool]:
+        raise AssertionError("a dense search checked a file first")
+
+    monkeypatch.setattr(R_ROOT, "may_match_many", checked)
+    got = [(h.path, h.message, h.start) for b in R_ROOT.search_root_batches(root, pattern, dense=True)
+           if isinstance(b, list) for h in b]
+    assert got == want and len(want) == 61
+
+
 def test_grep_says_which_entries_it_could_not_search(tmp_path: Path) -> None:
     """A directory or a FIFO where an artifact belongs is skipped with a finding on stderr
     (it was skipped in silence); the search goes on and its exit status is the hits'."""
