@@ -364,44 +364,40 @@ def test_search_root_hands_on_each_hit_as_it_is_found(tmp_path: Path, monkeypatc
 
 
 @pytest.mark.skipif(native.NATIVE is None, reason="the batched native check")
-def test_the_prefilter_hands_its_wait_to_meanwhile_before_the_first_verdict(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """``meanwhile`` (the searchers' imports) runs once, while the first batch is checked: after
-    the check has begun, before its verdicts are taken; later batches do not call it again."""
-    root = write_root(tmp_path, [], [f"line {i}" for i in range(200)])
+@pytest.mark.parametrize("files", [40, 200])
+def test_the_prefilter_hands_its_wait_to_meanwhile_while_a_batch_is_checked(tmp_path: Path, files: int,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``meanwhile`` (the searchers' imports) runs once, while a batch is checked and before the
+    first verdict is handed on: the first batch's check where it is the only one (40 files),
+    else the second's, once begun (200: a first batch of small files is checked in a few ms,
+    and the second's check waited for the imports). The verdicts are the checks'."""
+    root = write_root(tmp_path, [], [f"line {i}" for i in range(files)])
     targets = [R_ROOT._Target(str(p), R.TOOL_OUTPUT, None, str(p.parent), None)
                for p in sorted(root.glob("*/*-bash.txt"))]
-    assert len(targets) > R_ROOT.FIRST_BATCH  # a second batch, checked after the first
     order: list[str] = []
-    real = R_ROOT._Checking.result
+    real_init, real_result = R_ROOT._Checking.__init__, R_ROOT._Checking.result
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        order.append("check")
+        real_init(self, *args, **kwargs)
 
     def result(self: Any) -> list[bool]:
         order.append("verdicts")
-        return real(self)
+        return real_result(self)
 
+    monkeypatch.setattr(R_ROOT._Checking, "__init__", init)
     monkeypatch.setattr(R_ROOT._Checking, "result", result)
-    got = list(R_ROOT._prefiltered(iter(targets), P.Pattern("line 7"), True, meanwhile=lambda: order.append("meanwhile")))
-    holding = {str(root / "session-0123456789ab" / f"{i + 101:012x}-bash.txt") for i in range(200) if "line 7" in f"line {i}"}
-    assert [t for t, _ in got] == targets and {t.path for t, may in got if may} == holding
-    assert order[:2] == ["meanwhile", "verdicts"] and order.count("meanwhile") == 1 and order.count("verdicts") >= 2
-
-
-def test_a_dense_search_checks_no_file_first_and_finds_the_same_hits(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """``dense`` (a part of a split search: split because most files may match) reads no file
-    for the byte prefilter (each part checked its first batch again, read twice), and its hits
-    are the checked search's, files that cannot match included."""
-    root = write_root(tmp_path, [["a needle here", "none"], ["no"]], [f"line {i} needle" if i % 3 else "x" for i in range(90)])
-    pattern = P.Pattern("needle")
-    want = [(h.path, h.message, h.start) for h in R_ROOT.search_root(root, pattern) if isinstance(h, R_ROOT.SearchHit)]
-
-    def checked(*args: Any, **kwargs: Any) -> list[bool]:
-        raise AssertionError("a dense search checked a file first")
-
-    monkeypatch.setattr(R_ROOT, "may_match_many", checked)
-    got = [(h.path, h.message, h.start) for b in R_ROOT.search_root_batches(root, pattern, dense=True)
-           if isinstance(b, list) for h in b]
-    assert got == want and len(want) == 61
+    got = R_ROOT._prefiltered(iter(targets), P.Pattern("line 7"), True, meanwhile=lambda: order.append("meanwhile"))
+    first = next(got)
+    before = list(order)
+    rest = [first, *got]
+    holding = {str(root / "session-0123456789ab" / f"{i + 101:012x}-bash.txt") for i in range(files) if "line 7" in f"line {i}"}
+    assert [t for t, _ in rest] == targets and {t.path for t, may in rest if may} == holding
+    assert order.count("meanwhile") == 1
+    if files <= R_ROOT.FIRST_BATCH:
+        assert before == ["check", "meanwhile", "verdicts"]
+    else:
+        assert before == ["check", "verdicts", "check", "meanwhile"]
 
 
 def test_grep_says_which_entries_it_could_not_search(tmp_path: Path) -> None:

@@ -578,7 +578,8 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool,
     the GIL released), yielded in the root's order so that results stay in a stable order
     whatever the threads do. ``targets`` is taken as it comes (a walk): the next batch is
     gathered while the one before is checked. ``meanwhile`` is called once before the first
-    verdict is waited for (whatever the checks leave this thread free to do)."""
+    verdict is handed on, while a batch is checked (whatever the checks leave this thread
+    free to do)."""
     if pattern.literal is None and pattern.required is None:
         yield from ((t, True) for t in targets)  # a regex: no prefilter
         return
@@ -604,11 +605,17 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool,
             return
         checking = _Checking(check, first)
         second = next(todo, None)  # gathered while the first is checked
-        meanwhile()
+        # ``meanwhile`` runs while a check does: the first batch's where it is all there is
+        # (a root of a few big files), else the second's, not before it begins (a first
+        # batch of 64 small files is checked in a few ms, and the second waited on it).
+        if second is None:
+            meanwhile()
         verdicts = checking.result()
         if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
             # Nearly every file may match (a dense pattern): checking the rest would
             # read each twice for nothing.
+            if second is not None:
+                meanwhile()
             yield from zip(first, verdicts)
             yield from ((t, True) for t in second or ())
             yield from ((t, True) for t in it)
@@ -616,6 +623,7 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool,
         pending: deque[tuple[list[_Target], _Checking]] = deque()  # checked in turn
         if second is not None:
             pending.append((second, _Checking(check, second)))
+            meanwhile()
         yield from zip(first, verdicts)
         while pending:
             later = next(todo, None)  # gathered while the one before is checked
