@@ -428,9 +428,14 @@ class _Workers:
 
         self._todo: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._stopped = False
-        for k in range(count):
-            threading.Thread(target=self._work, name=f"spillscope-search_{k}", daemon=True).start()
-        self._count = count
+        self._count = 0
+        try:
+            for k in range(count):
+                threading.Thread(target=self._work, name=f"spillscope-search_{k}", daemon=True).start()
+                self._count += 1
+        except BaseException:
+            self.stop()  # a thread that could not start: those that did end, not wait forever
+            raise
 
     def submit(self, call: Callable[[], _Ahead]) -> _Job:
         job = _Job(call)
