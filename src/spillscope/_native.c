@@ -633,102 +633,71 @@ static int escaped_run(const unsigned char *p, Py_ssize_t n, long long *cp, long
 /* A 16-entry table in both 128-bit lanes (vpshufb looks up within a lane). */
 #define TABLE(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
 
-/* The bytes of ``input`` shifted right by k (1..3) across the block boundary: byte i is
- * the byte k before it, from ``prev`` for the first k. */
-#define PREV(input, prev, k) _mm256_alignr_epi8((input), _mm256_permute2x128_si256((prev), (input), 0x21), 16 - (k))
+/* The Keiser-Lemire check's constants in W-bit vectors (256 or 512; TAB the width's table):
+ * made once by a loop's caller, not in the check (there each was broadcast from an immediate
+ * again every block, on the port the compares and lookups need). */
+#define UTF8_CONSTS_FIELDS(W) __m##W##i nib, b1_high, b1_low, b2_high, e0, f0, hi
+typedef struct {
+    UTF8_CONSTS_FIELDS(256);
+} utf8_consts256;
+typedef struct {
+    UTF8_CONSTS_FIELDS(512);
+    __m512i lanes; /* the quadwords of the block before and this one that carry 16 bytes over */
+} utf8_consts512;
+#define UTF8_CONSTS(W, TAB, c)                                                                                     \
+    ((c).nib = _mm##W##_set1_epi8(0x0F), (c).hi = _mm##W##_set1_epi8((char)0x80),                                 \
+     (c).b1_high = TAB(UTF8_BYTE1_HIGH), (c).b1_low = TAB(UTF8_BYTE1_LOW), (c).b2_high = TAB(UTF8_BYTE2_HIGH),   \
+     (c).e0 = _mm##W##_set1_epi8((char)(0xE0 - 0x80)), (c).f0 = _mm##W##_set1_epi8((char)(0xF0 - 0x80)))
 
-/* The Keiser-Lemire check in W-bit vectors (256 or 512; TAB the width's table): nonzero bytes
- * where ``input``, whose bytes 1, 2 and 3 before are ``prev1``-``prev3``, is not valid UTF-8.
- * A statement expression, so that both widths are one text. */
-#define UTF8_ERRORS(W, TAB, input, prev1, prev2, prev3)                                                            \
+/* The check itself in W-bit vectors: nonzero bytes where ``input`` is not valid UTF-8, the 16
+ * bytes before its first (of the block before, in the lane where alignr takes them) in
+ * ``carried``. A statement expression, so that both widths are one text. */
+#define UTF8_ERRORS(W, c, input, carried)                                                                         \
     ({                                                                                                             \
-        const __m##W##i nib_ = _mm##W##_set1_epi8(0x0F), p1_ = (prev1);                                            \
-        __m##W##i b1_high_ =                                                                                       \
-            _mm##W##_shuffle_epi8(TAB(UTF8_BYTE1_HIGH), _mm##W##_and_si##W(_mm##W##_srli_epi16(p1_, 4), nib_));    \
-        __m##W##i b1_low_ = _mm##W##_shuffle_epi8(TAB(UTF8_BYTE1_LOW), _mm##W##_and_si##W(p1_, nib_));             \
-        __m##W##i b2_high_ =                                                                                       \
-            _mm##W##_shuffle_epi8(TAB(UTF8_BYTE2_HIGH), _mm##W##_and_si##W(_mm##W##_srli_epi16((input), 4), nib_)); \
+        __m##W##i in_ = (input), car_ = (carried);                                                                  \
+        __m##W##i p1_ = _mm##W##_alignr_epi8(in_, car_, 15), p2_ = _mm##W##_alignr_epi8(in_, car_, 14);            \
+        __m##W##i p3_ = _mm##W##_alignr_epi8(in_, car_, 13);                                                        \
+        __m##W##i b1_high_ = _mm##W##_shuffle_epi8((c)->b1_high, _mm##W##_and_si##W(_mm##W##_srli_epi16(p1_, 4), (c)->nib)); \
+        __m##W##i b1_low_ = _mm##W##_shuffle_epi8((c)->b1_low, _mm##W##_and_si##W(p1_, (c)->nib));                  \
+        __m##W##i b2_high_ = _mm##W##_shuffle_epi8((c)->b2_high, _mm##W##_and_si##W(_mm##W##_srli_epi16(in_, 4), (c)->nib)); \
         __m##W##i special_ = _mm##W##_and_si##W(_mm##W##_and_si##W(b1_high_, b1_low_), b2_high_);                  \
         /* a third or fourth byte must be a continuation, and only there may two follow */                         \
-        __m##W##i must23_ = _mm##W##_or_si##W(_mm##W##_subs_epu8((prev2), _mm##W##_set1_epi8((char)(0xE0 - 0x80))), \
-                                              _mm##W##_subs_epu8((prev3), _mm##W##_set1_epi8((char)(0xF0 - 0x80)))); \
-        _mm##W##_xor_si##W(_mm##W##_and_si##W(must23_, _mm##W##_set1_epi8((char)0x80)), special_);                 \
+        __m##W##i must23_ = _mm##W##_or_si##W(_mm##W##_subs_epu8(p2_, (c)->e0), _mm##W##_subs_epu8(p3_, (c)->f0)); \
+        _mm##W##_xor_si##W(_mm##W##_and_si##W(must23_, (c)->hi), special_);                                       \
     })
 
+AVX_TARGET static inline __attribute__((always_inline)) utf8_consts256 utf8_consts256_make(void) {
+    utf8_consts256 c;
+    UTF8_CONSTS(256, TABLE, c);
+    return c;
+}
+
 /* Nonzero bytes where ``input`` (after ``prev``) is not valid UTF-8. */
+AVX_TARGET static inline __attribute__((always_inline)) __m256i utf8_errors_with(__m256i input, __m256i prev,
+                                                                               const utf8_consts256 *c) {
+    return UTF8_ERRORS(256, c, input, _mm256_permute2x128_si256(prev, input, 0x21));
+}
+
 AVX_TARGET static inline __m256i utf8_errors(__m256i input, __m256i prev) {
-    return UTF8_ERRORS(256, TABLE, input, PREV(input, prev, 1), PREV(input, prev, 2), PREV(input, prev, 3));
+    utf8_consts256 c = utf8_consts256_make();
+    return utf8_errors_with(input, prev, &c);
 }
 
-/* utf8_errors of a 64-byte block with AVX-512BW: the same lookups, once (where two 32-byte
- * blocks take twice the instructions); a byte's k-th predecessor across the 128-bit lanes
- * by a permute of quadwords, as simdjson's icelake kernel takes it. A mask of the bytes in
- * error. */
+/* The check of a 64-byte block with AVX-512BW: the same lookups, once (where two 32-byte blocks
+ * take twice the instructions); the bytes before each 128-bit lane by a permute of quadwords,
+ * as simdjson's icelake kernel takes them. A mask of the bytes in error. */
 #define TABLE512(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
-#define PREV512(input, prev, k)                                                                                 \
-    _mm512_alignr_epi8((input), _mm512_permutex2var_epi64((prev), _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), \
-                                                          (input)),                                            \
-                       16 - (k))
-AVX512_TARGET static inline __mmask64 utf8_errors512(__m512i input, __m512i prev) {
-    __m512i err = UTF8_ERRORS(512, TABLE512, input, PREV512(input, prev, 1), PREV512(input, prev, 2),
-                              PREV512(input, prev, 3));
-    return _mm512_test_epi8_mask(err, err);
-}
-
-/* utf8_errors512 with its constants made once by the caller (utf8_consts512): made in the
- * check, each was broadcast from an immediate again every block, on the port the compares
- * and lookups need. */
-typedef struct {
-    __m512i nib, b1_high, b1_low, b2_high, e0, f0, hi, lanes;
-} utf8_consts512;
-
 AVX512_TARGET static inline __attribute__((always_inline)) utf8_consts512 utf8_consts512_make(void) {
     utf8_consts512 c;
-    c.nib = _mm512_set1_epi8(0x0F), c.hi = _mm512_set1_epi8((char)0x80);
-    c.b1_high = TABLE512(UTF8_BYTE1_HIGH), c.b1_low = TABLE512(UTF8_BYTE1_LOW), c.b2_high = TABLE512(UTF8_BYTE2_HIGH);
-    c.e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)), c.f0 = _mm512_set1_epi8((char)(0xF0 - 0x80));
+    UTF8_CONSTS(512, TABLE512, c);
     c.lanes = _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6);
     return c;
 }
 
 AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 utf8_errors512_with(__m512i input, __m512i prev,
                                                                                        const utf8_consts512 *c) {
-    __m512i carried = _mm512_permutex2var_epi64(prev, c->lanes, input);
-    __m512i p1 = _mm512_alignr_epi8(input, carried, 15), p2 = _mm512_alignr_epi8(input, carried, 14);
-    __m512i p3 = _mm512_alignr_epi8(input, carried, 13);
-    __m512i b1_high = _mm512_shuffle_epi8(c->b1_high, _mm512_and_si512(_mm512_srli_epi16(p1, 4), c->nib));
-    __m512i b1_low = _mm512_shuffle_epi8(c->b1_low, _mm512_and_si512(p1, c->nib));
-    __m512i b2_high = _mm512_shuffle_epi8(c->b2_high, _mm512_and_si512(_mm512_srli_epi16(input, 4), c->nib));
-    __m512i special = _mm512_and_si512(_mm512_and_si512(b1_high, b1_low), b2_high);
-    __m512i must23 = _mm512_or_si512(_mm512_subs_epu8(p2, c->e0), _mm512_subs_epu8(p3, c->f0));
-    __m512i err = _mm512_xor_si512(_mm512_and_si512(must23, c->hi), special);
+    __m512i err = UTF8_ERRORS(512, c, input, _mm512_permutex2var_epi64(prev, c->lanes, input));
     return _mm512_test_epi8_mask(err, err);
-}
-
-/* utf8_errors with its constants made once by the caller (see utf8_consts512). */
-typedef struct {
-    __m256i nib, b1_high, b1_low, b2_high, e0, f0, hi;
-} utf8_consts256;
-
-AVX_TARGET static inline __attribute__((always_inline)) utf8_consts256 utf8_consts256_make(void) {
-    utf8_consts256 c;
-    c.nib = _mm256_set1_epi8(0x0F), c.hi = _mm256_set1_epi8((char)0x80);
-    c.b1_high = TABLE(UTF8_BYTE1_HIGH), c.b1_low = TABLE(UTF8_BYTE1_LOW), c.b2_high = TABLE(UTF8_BYTE2_HIGH);
-    c.e0 = _mm256_set1_epi8((char)(0xE0 - 0x80)), c.f0 = _mm256_set1_epi8((char)(0xF0 - 0x80));
-    return c;
-}
-
-AVX_TARGET static inline __attribute__((always_inline)) __m256i utf8_errors_with(__m256i input, __m256i prev,
-                                                                               const utf8_consts256 *c) {
-    __m256i carried = _mm256_permute2x128_si256(prev, input, 0x21);
-    __m256i p1 = _mm256_alignr_epi8(input, carried, 15), p2 = _mm256_alignr_epi8(input, carried, 14);
-    __m256i p3 = _mm256_alignr_epi8(input, carried, 13);
-    __m256i b1_high = _mm256_shuffle_epi8(c->b1_high, _mm256_and_si256(_mm256_srli_epi16(p1, 4), c->nib));
-    __m256i b1_low = _mm256_shuffle_epi8(c->b1_low, _mm256_and_si256(p1, c->nib));
-    __m256i b2_high = _mm256_shuffle_epi8(c->b2_high, _mm256_and_si256(_mm256_srli_epi16(input, 4), c->nib));
-    __m256i special = _mm256_and_si256(_mm256_and_si256(b1_high, b1_low), b2_high);
-    __m256i must23 = _mm256_or_si256(_mm256_subs_epu8(p2, c->e0), _mm256_subs_epu8(p3, c->f0));
-    return _mm256_xor_si256(_mm256_and_si256(must23, c->hi), special);
 }
 
 /* Nonzero where a block's last bytes start a character it does not finish. */
@@ -1765,30 +1734,47 @@ static void sk_half_init(sk_half *x, const unsigned char *s, Py_ssize_t h, Py_ss
     x->s = s, x->h = h, x->r1 = r1, x->r2 = r2, x->r3 = r3, x->back = back;
 }
 
-/* Bit k set where the half may start at p + k (k < 64); folded: compared with 0x20 ORed in,
- * as find_ci_simd does (more candidates, never fewer). The half's bytes broadcast once for a
- * whole loop (sk_half256_of), as sk_half512. */
-typedef struct {
-    __m256i c1, c2, c3, fold;
-    Py_ssize_t r1, r2, r3;
-} sk_half256;
-
-AVX_TARGET static inline __attribute__((always_inline)) sk_half256 sk_half256_of(const sk_half *x, int folded) {
-    sk_half256 v;
-    unsigned char f = folded ? 0x20 : 0;
-    v.fold = _mm256_set1_epi8((char)f);
-    if (x == NULL) {
-        v.c1 = v.c2 = v.c3 = v.fold;
-        v.r1 = v.r2 = v.r3 = 0;
-        return v;
+/* A half's bytes (sk_half) broadcast once for a whole loop in W-bit vectors (sk_half256 for
+ * AVX2, sk_half512 for AVX-512BW), for sk_half_mask256/512: broadcast in the mask itself, each
+ * block loaded them from memory again (the compiler cannot tell that the loop's stores leave
+ * them be). Of a NULL half (the join's loop, no halves) nothing is read: its masks are never
+ * made (SK_STEP). One text for both widths. */
+#define SK_HALF_OF(W, TARGET)                                                                              \
+    typedef struct {                                                                                       \
+        __m##W##i c1, c2, c3, fold;                                                                        \
+        Py_ssize_t r1, r2, r3;                                                                             \
+    } sk_half##W;                                                                                          \
+    TARGET static inline __attribute__((always_inline)) sk_half##W sk_half##W##_of(const sk_half *x, int folded) { \
+        sk_half##W v;                                                                                      \
+        unsigned char f = folded ? 0x20 : 0;                                                               \
+        v.fold = _mm##W##_set1_epi8((char)f);                                                              \
+        if (x == NULL) {                                                                                   \
+            v.c1 = v.c2 = v.c3 = v.fold;                                                                   \
+            v.r1 = v.r2 = v.r3 = 0;                                                                        \
+            return v;                                                                                      \
+        }                                                                                                  \
+        v.c1 = _mm##W##_set1_epi8((char)(x->s[x->r1] | f));                                                \
+        v.c2 = _mm##W##_set1_epi8((char)(x->s[x->r2] | f));                                                \
+        v.c3 = _mm##W##_set1_epi8((char)(x->s[x->r3] | f));                                                \
+        v.r1 = x->r1, v.r2 = x->r2, v.r3 = x->r3;                                                          \
+        return v;                                                                                          \
     }
-    v.c1 = _mm256_set1_epi8((char)(x->s[x->r1] | f));
-    v.c2 = _mm256_set1_epi8((char)(x->s[x->r2] | f));
-    v.c3 = _mm256_set1_epi8((char)(x->s[x->r3] | f));
-    v.r1 = x->r1, v.r2 = x->r2, v.r3 = x->r3;
-    return v;
-}
+SK_HALF_OF(256, AVX_TARGET)
+SK_HALF_OF(512, AVX512_TARGET)
 
+/* The halves loops' constants in W-bit vectors (R: the asm constraint of such a register), made
+ * once and opaque: else broadcast from immediates again every block (see sk_read512_impl). */
+#define PF_HALVES_CONSTS(W, R)                                                                              \
+    __m##W##i bsl = _mm##W##_set1_epi8('\\'), u = _mm##W##_set1_epi8('u'), sl = _mm##W##_set1_epi8('/');  \
+    __m##W##i qt = _mm##W##_set1_epi8('"'), nl = _mm##W##_set1_epi8('\n');                                  \
+    sk_half##W ha = sk_half##W##_of(A, folded), hb = sk_half##W##_of(B, folded);                          \
+    __asm__("" : "+" R(bsl), "+" R(u), "+" R(sl), "+" R(qt), "+" R(nl));                                   \
+    __asm__("" : "+" R(ha.c1), "+" R(ha.c2), "+" R(ha.c3), "+" R(ha.fold), "+" R(hb.c1), "+" R(hb.c2),     \
+                 "+" R(hb.c3));                                                                            \
+    hb.fold = ha.fold
+
+/* Bit k set where the half may start at p + k (k < 64); folded: compared with 0x20 ORed in,
+ * as find_ci_simd does (more candidates, never fewer). */
 AVX_TARGET static inline __attribute__((always_inline)) uint64_t sk_half_mask256(const unsigned char *p,
                                                                                const sk_half256 *x, int folded) {
     uint64_t mask = 0;
@@ -1872,13 +1858,7 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
     Py_ssize_t i = 0, last_join = -(Py_ssize_t)1 << 40;
     uint64_t prev_q = 0; /* in[i - 1] is a quote */
     int close_joins = 0;
-    __m256i bsl = _mm256_set1_epi8('\\'), u = _mm256_set1_epi8('u'), sl = _mm256_set1_epi8('/');
-    __m256i qt = _mm256_set1_epi8('"'), nl = _mm256_set1_epi8('\n');
-    sk_half256 ha = sk_half256_of(A, folded), hb = sk_half256_of(B, folded);
-    /* opaque: else broadcast again every block (see sk_read512_impl) */
-    __asm__("" : "+x"(bsl), "+x"(u), "+x"(sl), "+x"(qt), "+x"(nl));
-    __asm__("" : "+x"(ha.c1), "+x"(ha.c2), "+x"(ha.c3), "+x"(ha.fold), "+x"(hb.c1), "+x"(hb.c2), "+x"(hb.c3));
-    hb.fold = ha.fold;
+    PF_HALVES_CONSTS(256, "x");
     for (; i + 128 <= n; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
@@ -1899,31 +1879,6 @@ pf_halves_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int fo
         close_joins |= pf_block_joins(joins, i, apart, &last_join);
     }
     return pf_halves_tail(in, n, i, folded, A, B, apart, last_join, close_joins, strict);
-}
-
-/* A half's bytes (sk_half) broadcast once for a whole loop, for sk_half_mask512: broadcast in the
- * mask itself, each block loaded them from memory again (the compiler cannot tell that the
- * loop's stores leave them be). Of a NULL half (the join's loop, no halves) nothing is read:
- * its masks are never made (SK_STEP). */
-typedef struct {
-    __m512i c1, c2, c3, fold;
-    Py_ssize_t r1, r2, r3;
-} sk_half512;
-
-AVX512_TARGET static inline __attribute__((always_inline)) sk_half512 sk_half512_of(const sk_half *x, int folded) {
-    sk_half512 v;
-    unsigned char f = folded ? 0x20 : 0;
-    v.fold = _mm512_set1_epi8((char)f);
-    if (x == NULL) {
-        v.c1 = v.c2 = v.c3 = v.fold;
-        v.r1 = v.r2 = v.r3 = 0;
-        return v;
-    }
-    v.c1 = _mm512_set1_epi8((char)(x->s[x->r1] | f));
-    v.c2 = _mm512_set1_epi8((char)(x->s[x->r2] | f));
-    v.c3 = _mm512_set1_epi8((char)(x->s[x->r3] | f));
-    v.r1 = x->r1, v.r2 = x->r2, v.r3 = x->r3;
-    return v;
 }
 
 /* Bit k set where the half may start at p + k (k < 64), as sk_half_mask256: AVX-512BW compares
@@ -1948,13 +1903,7 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
     Py_ssize_t i = 0, last_join = -(Py_ssize_t)1 << 40;
     uint64_t prev_q = 0;
     int close_joins = 0;
-    __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u'), sl = _mm512_set1_epi8('/');
-    __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
-    sk_half512 ha = sk_half512_of(A, folded), hb = sk_half512_of(B, folded);
-    /* opaque: else broadcast from immediates again every block (see sk_read512_impl) */
-    __asm__("" : "+v"(bsl), "+v"(u), "+v"(sl), "+v"(qt), "+v"(nl));
-    __asm__("" : "+v"(ha.c1), "+v"(ha.c2), "+v"(ha.c3), "+v"(ha.fold), "+v"(hb.c1), "+v"(hb.c2), "+v"(hb.c3));
-    hb.fold = ha.fold;
+    PF_HALVES_CONSTS(512, "v");
     for (; i + 128 <= n; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
@@ -2549,31 +2498,29 @@ static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 |
         held = 1;                                               \
         break;                                                  \
     }                                                           \
-    if (r == 1) {                                               \
-        *nring = st.nring;                                      \
-        return 1;                                               \
-    }                                                           \
-    if (r < 0) {                                                \
-        bad_block = -r;                                         \
-        break;                                                  \
+    SK_VERDICT(r)
+
+/* A block's verdict (sk_block's) in either loop: a candidate returns, an irregular block or a
+ * line too short for the halves leaves the loop. */
+#define SK_VERDICT(r)      \
+    if ((r) == 1) {        \
+        *nring = st.nring; \
+        return 1;          \
+    }                      \
+    if ((r) < 0) {         \
+        bad_block = -(r);  \
+        break;             \
     }
 
 /* After either loop: a block whose halves may start in it (``held``) is verified here, out of
  * the loop, and the loop goes on after it where none does. In the loop, the verification's
  * memcmp (a call: it clobbers every vector register) made the compiler broadcast the loop's
  * constants again each block. */
-#define SK_VERIFY                                                          \
-    if (!held) break;                                                      \
-    held = 0;                                                              \
-    int r = sk_block(&st, i, &k, found_at, searched, fused, 1);            \
-    if (r == 1) {                                                          \
-        *nring = st.nring;                                                 \
-        return 1;                                                          \
-    }                                                                      \
-    if (r < 0) {                                                           \
-        bad_block = -r;                                                    \
-        break;                                                             \
-    }                                                                      \
+#define SK_VERIFY                                               \
+    if (!held) break;                                           \
+    held = 0;                                                   \
+    int r = sk_block(&st, i, &k, found_at, searched, fused, 1); \
+    SK_VERDICT(r)                                               \
     i += 64;
 
 /* One read's worth: in[-1] is readable (a newline), in[0] the opening quote of a line at file
