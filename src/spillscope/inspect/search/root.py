@@ -301,8 +301,8 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
               batch: int = HIT_BATCH, dense: bool = False) -> Generator[Batch | Finding, None, None]:
     """The events of each target, in order, each checked by the byte prefilter first (``dense``:
     none is, see :func:`search_root_batches`)."""
-    # The searchers load while the first batch is checked (their imports are tens of ms of
-    # Python, the check C on other threads): not after, on the way to the first search.
+    # The searchers load while a batch is checked (their imports are tens of ms of Python,
+    # the check C on other threads): not after, on the way to the first search.
     checked = ((t, True) for t in targets) if dense else _prefiltered(targets, pattern, local, meanwhile=_searchers)
     # Not in a worker of a split search (see .split): the workers are the cores, and a pool in
     # each would only make them contend (and cost each file an lstat to tell whether it is big).
