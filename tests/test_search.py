@@ -375,18 +375,18 @@ def test_the_prefilter_hands_its_wait_to_meanwhile_while_a_batch_is_checked(tmp_
     targets = [R_ROOT._Target(str(p), R.TOOL_OUTPUT, None, str(p.parent), None)
                for p in sorted(root.glob("*/*-bash.txt"))]
     order: list[str] = []
-    real_init, real_result = R_ROOT._Checking.__init__, R_ROOT._Checking.result
+    real_submit, real_result = R_ROOT._Workers.submit, R_ROOT._Job.result
 
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+    def submit(self: Any, call: Any) -> Any:
         order.append("check")
-        real_init(self, *args, **kwargs)
+        return real_submit(self, call)
 
-    def result(self: Any) -> list[bool]:
+    def result(self: Any) -> Any:
         order.append("verdicts")
         return real_result(self)
 
-    monkeypatch.setattr(R_ROOT._Checking, "__init__", init)
-    monkeypatch.setattr(R_ROOT._Checking, "result", result)
+    monkeypatch.setattr(R_ROOT._Workers, "submit", submit)
+    monkeypatch.setattr(R_ROOT._Job, "result", result)
     got = R_ROOT._prefiltered(iter(targets), P.Pattern("line 7"), True, meanwhile=lambda: order.append("meanwhile"))
     first = next(got)
     before = list(order)
@@ -1600,9 +1600,10 @@ def test_big_artifacts_searched_ahead_give_the_serial_search_s_hits(tmp_path: Pa
     import time
 
     deadline = time.monotonic() + 10
-    while any(t.name.startswith("spillscope-search") for t in threading.enumerate()) and time.monotonic() < deadline:
+    ours = ("spillscope-search", "spillscope-prefilter")
+    while any(t.name.startswith(ours) for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("spillscope-search")]  # the workers end
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(ours)]  # the workers end
 
 
 def test_an_error_in_a_search_run_ahead_is_raised_in_its_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -205,6 +205,11 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def threads() -> int:
+    """:data:`THREADS` where it is set, else :func:`cores`."""
+    return THREADS or cores()
+
+
 def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pattern) -> list[bool] | None:
     """:func:`may_match` of each local file, in one native call on every core (the same rules,
     decided in C per file); None where the accelerator is missing (the caller asks
@@ -244,6 +249,6 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
     if skips_lines(pattern) and not HALVES_MIN <= len(escaped) <= HALVES_MAX:
         transcript_max = min(SKIP_ABOVE, max(WHOLE_MAX, 0))
     verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
-                             THREADS or cores(), NATIVE_CHUNK, transcript_max)
+                             threads(), NATIVE_CHUNK, transcript_max)
     # 2: not opened as a regular file: the search opens it again and says why.
     return [v == 2 or (v == 1 and not (never and not t)) for v, t in zip(verdicts, transcript)]

@@ -15,7 +15,8 @@ import os
 from collections import deque
 from contextlib import closing
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any, Callable, Collection, Generator, Iterable, Iterator, NamedTuple, Sequence
+from typing import (TYPE_CHECKING, Any, Callable, Collection, Generator, Generic, Iterable, Iterator, NamedTuple,
+                    Sequence, TypeVar)
 
 from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
@@ -306,7 +307,7 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
     checked = ((t, True) for t in targets) if dense else _prefiltered(targets, pattern, local, meanwhile=_searchers)
     # Not in a worker of a split search (see .split): the workers are the cores, and a pool in
     # each would only make them contend (and cost each file an lstat to tell whether it is big).
-    if local and (prefilter.THREADS or prefilter.cores()) > 1:
+    if local and prefilter.threads() > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
     for t, may in checked:
@@ -396,48 +397,53 @@ SEARCH_AHEAD = 8
 AHEAD_HITS = 4096
 
 _Ahead = tuple[list[Batch | Finding], Iterator[Batch | Finding] | None]
+T = TypeVar("T")
 
 
-class _Job:
+class _Job(Generic[T]):
     """One call of a :class:`_Workers`: its result, or its exception, once it has run."""
 
-    def __init__(self, call: Callable[[], _Ahead]) -> None:
+    value: T  # set once the call has returned (``done``)
+
+    def __init__(self, call: Callable[[], T]) -> None:
         import threading
 
         self.call = call
         self.ran = threading.Event()
-        self.value: _Ahead | None = None
+        self.done = False
         self.error: BaseException | None = None
 
-    def result(self) -> _Ahead:
+    def result(self) -> T:
         self.ran.wait()
         if self.error is not None:
             raise self.error
-        return ([], None) if self.value is None else self.value  # None: not run (stopped)
+        if not self.done:
+            raise RuntimeError("not run: its workers were stopped first")
+        return self.value
 
 
 class _Workers:
-    """``count`` daemon threads running the calls handed to :meth:`submit` in that order. Not
-    ``concurrent.futures``' pool: importing it (logging with it) and starting it were 9 ms
-    on the way to the first big artifact's search, after the first batch's check. A call not
-    begun when :meth:`stop` is called is not run (its job says it ran, with no value)."""
+    """``count`` daemon threads running the calls handed to :meth:`submit` in that order (with
+    one, one call at a time, in turn). Not ``concurrent.futures``' pool: importing it (logging
+    with it) and starting it were 9 ms of ``grep``'s start-up, on the way to the first search.
+    A call not begun when :meth:`stop` is called is not run (its job ran, not done)."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, name: str) -> None:
         import queue
         import threading
 
-        self._todo: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._todo: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
         self._stopped = False
         self._count = 0
         try:
             for k in range(count):
-                threading.Thread(target=self._work, name=f"spillscope-search_{k}", daemon=True).start()
+                threading.Thread(target=self._work, name=f"{name}_{k}", daemon=True).start()
                 self._count += 1
         except BaseException:
             self.stop()  # a thread that could not start: those that did end, not wait forever
             raise
 
-    def submit(self, call: Callable[[], _Ahead]) -> _Job:
+    def submit(self, call: Callable[[], T]) -> _Job[T]:
         job = _Job(call)
         self._todo.put(job)
         return job
@@ -452,6 +458,7 @@ class _Workers:
             try:
                 if not self._stopped:
                     job.value = job.call()
+                    job.done = True
             except BaseException as exc:  # handed to the reader, in its turn
                 job.error = exc
             finally:
@@ -484,7 +491,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
                 return held, events  # the rest in its turn, on the caller's thread
         return held, None
 
-    def turn(t: _Target, job: _Job | None) -> Iterator[Batch | Finding]:
+    def turn(t: _Target, job: _Job[_Ahead] | None) -> Iterator[Batch | Finding]:
         if job is None:
             yield from _events(t, pattern, max_count, cancelled, store, context, batch)
             return
@@ -494,7 +501,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
             yield from rest
 
     pool: _Workers | None = None
-    pending: deque[tuple[_Target, _Job | None]] = deque()
+    pending: deque[tuple[_Target, _Job[_Ahead] | None]] = deque()
     try:
         for t, may in checked:
             if not may:
@@ -506,7 +513,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
             job = None
             if big:
                 if pool is None:
-                    pool = _Workers(prefilter.THREADS or prefilter.cores())
+                    pool = _Workers(prefilter.threads(), "spillscope-search")
                 job = pool.submit(functools.partial(collect, t))
             pending.append((t, job))
             while pending and (len(pending) > SEARCH_AHEAD or pending[0][1] is None):
@@ -524,7 +531,7 @@ def _big_ones_ahead(checked: Iterator[tuple[_Target, bool]], pattern: Pattern, m
         if pool is not None:
             pool.stop()
             for _, job in pending:
-                if job is not None and job.ran.is_set() and job.value is not None:
+                if job is not None and job.ran.is_set() and job.done:
                     rest = job.value[1]
                     if rest is not None and hasattr(rest, "close"):
                         rest.close()  # its file closed now, not when collected
@@ -540,40 +547,6 @@ FIRST_BATCH, BATCH = 64, 4096
 #: file twice (the check, then the search) costs more than the few searches it saves (-E over
 #: the 1 GB mixed root rules out 24% of the files, the small ones: 1.67 s checked, 1.42 s not).
 DENSE = 0.5
-
-
-class _Checking:
-    """One batch's native check on a thread of its own, its verdicts taken in turn, after the
-    batch before it (``after``): one native call at a time, each on every core, as a
-    one-worker pool ran them. Not ``concurrent.futures``: importing it (and logging with it) is
-    4 ms of ``grep``'s start-up, a tenth of it. A batch left behind by a reader that stopped
-    early runs to its end (a native call cannot be interrupted) and nothing waits for it."""
-
-    def __init__(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target],
-                 after: _Checking | None = None) -> None:
-        import threading
-
-        self._verdicts: list[bool] | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(check, batch, after), name="spillscope-prefilter",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run(self, check: Callable[[list[_Target]], list[bool]], batch: list[_Target],
-             after: _Checking | None) -> None:
-        if after is not None:
-            after._thread.join()
-        try:
-            self._verdicts = check(batch)
-        except BaseException as exc:  # handed to the reader, as a Future would
-            self._error = exc
-
-    def result(self) -> list[bool]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._verdicts is not None
-        return self._verdicts
 
 
 def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool,
@@ -608,35 +581,41 @@ def _prefiltered(targets: Iterable[_Target], pattern: Pattern, local: bool,
         first = next(todo, None)
         if first is None:
             return
-        checking = _Checking(check, first)
-        second = next(todo, None)  # gathered while the first is checked
-        # ``meanwhile`` runs while a check does: the first batch's where it is all there is
-        # (a root of a few big files), else the second's, not before it begins (a first
-        # batch of 64 small files is checked in a few ms, and the second waited on it).
-        if second is None:
-            meanwhile()
-        verdicts = checking.result()
-        if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
-            # Nearly every file may match (a dense pattern): checking the rest would
-            # read each twice for nothing.
+        # One native call at a time, each on every core, in turn; a batch not begun when the
+        # reader stops is not checked (one begun runs to its end: nothing waits for it).
+        checker = _Workers(1, "spillscope-prefilter")
+        try:
+            checking = checker.submit(functools.partial(check, first))
+            second = next(todo, None)  # gathered while the first is checked
+            # ``meanwhile`` runs while a check does: the first batch's where it is all there
+            # is (a root of a few big files), else the second's, not before it begins (a first
+            # batch of 64 small files is checked in a few ms, and the second waited on it).
+            if second is None:
+                meanwhile()
+            verdicts = checking.result()
+            if len(first) == FIRST_BATCH and verdicts.count(False) < len(first) * DENSE:
+                # Nearly every file may match (a dense pattern): checking the rest would
+                # read each twice for nothing.
+                if second is not None:
+                    meanwhile()
+                yield from zip(first, verdicts)
+                yield from ((t, True) for t in second or ())
+                yield from ((t, True) for t in it)
+                return
+            pending: deque[tuple[list[_Target], _Job[list[bool]]]] = deque()  # checked in turn
             if second is not None:
+                pending.append((second, checker.submit(functools.partial(check, second))))
                 meanwhile()
             yield from zip(first, verdicts)
-            yield from ((t, True) for t in second or ())
-            yield from ((t, True) for t in it)
+            while pending:
+                later = next(todo, None)  # gathered while the one before is checked
+                if later is not None:
+                    pending.append((later, checker.submit(functools.partial(check, later))))
+                batch, job = pending.popleft()
+                yield from zip(batch, job.result())
             return
-        pending: deque[tuple[list[_Target], _Checking]] = deque()  # checked in turn
-        if second is not None:
-            pending.append((second, _Checking(check, second)))
-            meanwhile()
-        yield from zip(first, verdicts)
-        while pending:
-            later = next(todo, None)  # gathered while the one before is checked
-            if later is not None:
-                pending.append((later, _Checking(check, later, after=pending[-1][1])))
-            batch, fut = pending.popleft()
-            yield from zip(batch, fut.result())
-        return
+        finally:
+            checker.stop()
     from concurrent.futures import Future, ThreadPoolExecutor
 
     workers = max(1, os.cpu_count() or 1)
