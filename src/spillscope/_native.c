@@ -700,6 +700,36 @@ AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 utf8_errors
     return _mm512_test_epi8_mask(err, err);
 }
 
+/* A count of plain UTF-8 64 bytes a step (utf8_run512, and unescape_lines512 over the raw
+ * lines): each block's errors ORed into ``wrong`` (looked at once, at the end: no branch on a
+ * block but ASCII or not), its continuation bytes (``cont``, their mask) counted. */
+typedef struct {
+    __m512i prev; /* the block before */
+    uint64_t wrong;
+    long long cont;
+} utf8_count512;
+
+AVX512_TARGET static inline __attribute__((always_inline)) void
+utf8_count512_step(utf8_count512 *u, __m512i v, uint64_t cont, const utf8_consts512 *c) {
+    if (_mm512_movepi8_mask(_mm512_or_si512(v, u->prev)) != 0) /* ASCII after ASCII: nothing to look up */
+        u->wrong |= utf8_errors512_with(v, u->prev, c);
+    u->cont += __builtin_popcountll(cont);
+    u->prev = v;
+}
+
+/* The bytes p[0:n], n <= 64, with zeros after them (ASCII: a character they cut short is an
+ * error of the check). */
+AVX512_TARGET static inline __attribute__((always_inline)) __m512i load_upto512(const unsigned char *p, Py_ssize_t n) {
+    return _mm512_maskz_loadu_epi8(n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1, (const void *)p);
+}
+
+/* Whether the count ends in an error: one found, or a character the last block began and did
+ * not finish (a block of zeros after it). */
+AVX512_TARGET static inline __attribute__((always_inline)) int utf8_count512_wrong(const utf8_count512 *u,
+                                                                                 const utf8_consts512 *c) {
+    return (u->wrong | utf8_errors512_with(_mm512_setzero_si512(), u->prev, c)) != 0;
+}
+
 /* Nonzero where a block's last bytes start a character it does not finish. */
 AVX_TARGET static inline __m256i utf8_incomplete(__m256i input) {
     const __m256i max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -814,32 +844,20 @@ static int utf8_run(const unsigned char *p, Py_ssize_t n, long long *cp, long lo
 /* The counts of p[0:n]; with ``canon`` (escaped text only) also canonical_scan(p, n),
  * from the same pass where the counts are SIMD and the text plain. */
 #ifdef HAVE_SIMD_STATS
-/* utf8_run with AVX-512BW: 64 bytes a step, the check's constants made once (utf8_consts512),
- * every block's errors ORed and looked at once at the end (no branch on what a block holds
- * but ASCII or not), the last bytes by a masked load (zeros after them: ASCII, so a
- * character they cut short is an error), and a block of zeros after the last (one cut short
- * at a block's end). stats_simd (AVX2, 32 bytes and a branch on escapes a step) took half
- * of message_text's time. */
+/* utf8_run with AVX-512BW (utf8_count512): stats_simd (AVX2, 32 bytes and a branch on escapes
+ * a step) took half of message_text's time. */
 AVX512_TARGET static int utf8_run512(const unsigned char *p, Py_ssize_t n, long long *cp, long long *ub) {
     utf8_consts512 u8 = utf8_consts512_make();
     __m512i cont_below = _mm512_set1_epi8((char)0xC0);
     __asm__("" : "+v"(u8.nib), "+v"(u8.hi), "+v"(u8.b1_high), "+v"(u8.b1_low), "+v"(u8.b2_high), "+v"(u8.e0),
                  "+v"(u8.f0), "+v"(u8.lanes), "+v"(cont_below));
-    __m512i prev = _mm512_setzero_si512();
-    uint64_t err = 0;
-    long long cont = 0;
-    Py_ssize_t i = 0;
-    for (; i < n; i += 64) {
-        __m512i v = n - i >= 64 ? _mm512_loadu_si512((const void *)(p + i))
-                                : _mm512_maskz_loadu_epi8(((__mmask64)1 << (n - i)) - 1, (const void *)(p + i));
-        if (_mm512_movepi8_mask(_mm512_or_si512(v, prev)) != 0) /* ASCII after ASCII: nothing to look up */
-            err |= utf8_errors512_with(v, prev, &u8);
-        cont += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, cont_below));
-        prev = v;
+    utf8_count512 u = {_mm512_setzero_si512(), 0, 0};
+    for (Py_ssize_t i = 0; i < n; i += 64) {
+        __m512i v = load_upto512(p + i, n - i);
+        utf8_count512_step(&u, v, _mm512_cmplt_epi8_mask(v, cont_below), &u8);
     }
-    err |= utf8_errors512_with(_mm512_setzero_si512(), prev, &u8);
-    if (err) return -1;
-    *cp = n - cont;
+    if (utf8_count512_wrong(&u, &u8)) return -1;
+    *cp = n - u.cont;
     *ub = n;
     return 0;
 }
@@ -1326,9 +1344,7 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
     utf8_consts512 u8 = utf8_consts512_make();
     __asm__("" : "+v"(u8.nib), "+v"(u8.hi), "+v"(u8.b1_high), "+v"(u8.b1_low), "+v"(u8.b2_high), "+v"(u8.e0),
                  "+v"(u8.f0), "+v"(u8.lanes));
-    __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
-    uint64_t wrong = 0;                     /* the UTF-8 check's errors so far */
-    long long ncont = 0;
+    utf8_count512 raw = {_mm512_setzero_si512(), 0, 0}; /* the lines' UTF-8, checked and counted */
     int whole = 1; /* no \u: the text's UTF-8 is the lines' */
     Py_ssize_t i = 1, o = 0;
     /* in[i .. i + 65] read (the join's two bytes after a quote): every byte before ``end`` */
@@ -1364,10 +1380,7 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
             whole = 0;
             break;
         }
-        if (_mm512_movepi8_mask(_mm512_or_si512(v, prev)) != 0) /* ASCII after ASCII: nothing to look up */
-            wrong |= utf8_errors512_with(v, prev, &u8);
-        ncont += __builtin_popcountll(cont);
-        prev = v;
+        utf8_count512_step(&raw, v, cont, &u8);
         v = _mm512_mask_mov_epi8(v, en, cn);
         v = _mm512_mask_mov_epi8(v, et, ct);
         v = _mm512_mask_mov_epi8(v, er, cr);
@@ -1387,16 +1400,12 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
     /* the raw bytes the loop below takes, checked and counted as the loop above did its own
      * (a \u among them, or what may be one: no count) */
     for (Py_ssize_t t = i; whole && t < end; t += 64) {
-        Py_ssize_t len = end - t < 64 ? end - t : 64;
-        __m512i v = _mm512_maskz_loadu_epi8(len == 64 ? ~(__mmask64)0 : ((__mmask64)1 << len) - 1, (const void *)(in + t));
+        __m512i v = load_upto512(in + t, end - t);
         if (_mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(v, bsl) << 1, v, lu)) whole = 0;
         if (in[t - 1] == '\\' && in[t] == 'u') whole = 0; /* one across two steps (in[0] is a quote) */
-        wrong |= utf8_errors512_with(v, prev, &u8);
-        ncont += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, cont_below));
-        prev = v;
+        utf8_count512_step(&raw, v, _mm512_cmplt_epi8_mask(v, cont_below), &u8);
     }
-    wrong |= utf8_errors512_with(_mm512_setzero_si512(), prev, &u8); /* a character cut short at the end */
-    *raw_cont = whole && !wrong ? ncont : -1;
+    *raw_cont = whole && !utf8_count512_wrong(&raw, &u8) ? raw.cont : -1;
     /* The loop above from i: a join's last bytes there skipped, an escape whose backslash is
      * behind (dropped) taken from that backslash. */
     if (prev_escaped) {
@@ -2472,10 +2481,9 @@ static inline __attribute__((always_inline)) int sk_finish(sk_state *st, Py_ssiz
 static inline int sk_ends_begun(const unsigned char *p) { return p[63] >= 0xC0 || p[62] >= 0xE0 || p[61] >= 0xF0; }
 
 #define SK_STATE                                                                                          \
-    /* the halves and the ring's count copied here: through the caller's pointers, every store to \
-     * the ring might change them, and each block loaded them again */                               \
-    const sk_half a_ = fused ? *A : (sk_half){0}, b_ = fused ? *B : (sk_half){0};                  \
-    A = &a_, B = &b_;                                                                               \
+    /* the ring's count kept here (through the caller's pointer, every store to the ring might    \
+     * change it, and each block loaded it again); the halves' bytes are the loop's own (sk_half256, \
+     * sk_half512), the sk_half read only to verify a candidate */                                  \
     sk_state st = {in, needle, base, m, folded, out, ring, 0, cp0, ub0, A, B, 0, 2, 0, 0, 0, 1, 0, 0, 0}; \
     int bad_block = 0;                                                                                    \
     Py_ssize_t i = 0;                                                                                     \
