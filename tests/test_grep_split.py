@@ -149,6 +149,30 @@ def test_pieces_and_results_come_in_order_and_a_workers_exception_in_its_turn() 
         list(split.map_parts(odd, 2, 2))
 
 
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_a_worker_goes_on_to_its_next_part_while_its_finished_output_waits(tmp_path: Path) -> None:
+    """A part's output of a few hundred KB waits in its pipe for the parts before it to be read,
+    and its worker meanwhile searches its next part (with a pipe of 64 KiB it waited, idle)."""
+    marker = tmp_path / "part 3 begun"
+
+    def job(i: int, send) -> str:  # type: ignore[no-untyped-def]
+        if i == 1:
+            return "x" * 300_000
+        if i == 3:
+            marker.touch()
+            return "3"
+        if i == 0:
+            end = time.monotonic() + 10
+            while not marker.exists() and time.monotonic() < end:
+                time.sleep(0.01)
+            return "part 3 begun meanwhile" if marker.exists() else "part 3 waited"
+        return str(i)
+
+    got = list(split.map_parts(job, 4, 2))  # worker 0: parts 0, 2; worker 1: parts 1, 3
+    assert got[0] == "part 3 begun meanwhile"
+    assert got[1:] == ["x" * 300_000, "2", "3"]
+
+
 def test_a_reader_that_stops_leaves_no_worker_behind() -> None:
     def job(i: int, send) -> int:  # type: ignore[no-untyped-def]
         if i:
