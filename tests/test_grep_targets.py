@@ -96,6 +96,27 @@ def test_an_unusable_or_empty_root(tmp_path: Path, what: str) -> None:
         assert [f.code for f in R._local_targets(str(root))[1]] == ["unreadable"]
 
 
+def test_a_search_plan_is_the_scans_with_no_mode_read(tmp_path: Path) -> None:
+    """root_plan(modes=False), a search's: the same entries, findings and order as the scan's
+    (a symlink named like a session dir, a file so named, a stray file, a short name, a FIFO,
+    a dir with a name not quite a session dir's), each session dir's mode -1 (not read)."""
+    from spillscope.inspect.findings import Finding
+    from spillscope.inspect.scan import tree
+
+    _hostile(tmp_path)
+    os.mkfifo(tmp_path / "session-dddddddddddd")
+    (tmp_path / "session-eeeeeeeeeeeZ").mkdir()
+    done, scan = tree.root_plan(str(tmp_path))
+    done2, search = tree.root_plan(str(tmp_path), modes=False)
+    assert done is None and done2 is None
+    assert [x if isinstance(x, Finding) else x[:3] for x in search] == [x if isinstance(x, Finding) else x[:3]
+                                                                        for x in scan]
+    assert sorted(x[3] for x in scan if not isinstance(x, Finding)) == [0o700, 0o755]
+    assert [x[3] for x in search if not isinstance(x, Finding)] == [-1, -1]
+    codes = sorted(x.code for x in search if isinstance(x, Finding))
+    assert codes == ["symlink"] + ["unexpected-entry"] * 5
+
+
 def test_a_vanished_session_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A session dir removed between the root's listing and its own: unreadable, as in the scan."""
     from spillscope.inspect.scan import searchable, tree
@@ -103,8 +124,8 @@ def test_a_vanished_session_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     _hostile(tmp_path)
     plan = tree.root_plan
 
-    def racing(root: str, follow_root: bool = True):  # type: ignore[no-untyped-def]
-        got = plan(root, follow_root)
+    def racing(root: str, follow_root: bool = True, modes: bool = True):  # type: ignore[no-untyped-def]
+        got = plan(root, follow_root, modes)
         shutil.rmtree(tmp_path / "session-cccccccccccc")
         return got
 
