@@ -141,3 +141,71 @@ def test_a_deferred_module_is_the_module_from_its_first_use() -> None:
     assert namespace["json"] is json
     with pytest.raises(ModuleNotFoundError):
         deferred_module("spillscope_no_such_module", {}).anything  # noqa: B018
+
+
+#: Runs the CLI as ``python -m spillscope`` does, and says on stderr whether the interpreter's
+#: teardown ran (its audit event) and, with ATEXIT set, registers a callback that says so.
+_EXITING = """
+import atexit, os, runpy, sys
+sys.addaudithook(lambda event, _, write=os.write: event == "cpython.PyInterpreterState_Clear" and write(2, b"<teardown>"))
+if os.environ.get("ATEXIT"):
+    atexit.register(lambda: os.write(2, b"<atexit>"))
+sys.argv = ["spillscope", *sys.argv[1:]]
+runpy.run_module("spillscope", run_name="__main__", alter_sys=True)
+"""
+
+
+def exiting(*argv: str, atexit: bool = False, **kw) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SPILLSCOPE_S3_TIMEOUT", "ATEXIT")}
+    if atexit:
+        env["ATEXIT"] = "1"
+    return subprocess.run([sys.executable, "-c", _EXITING, *argv], capture_output=True, timeout=120, env=env, **kw)
+
+
+@pytest.fixture
+def many_hits(tmp_path: Path) -> Path:
+    """A root whose grep writes 1.4 MB: far more than a pipe holds, so the last of it is
+    still buffered when the command returns."""
+    session = tmp_path / "root" / "session-0123456789ab"
+    session.mkdir(parents=True)
+    lines = "".join(f"line {i} holds the needle, \U0001f600 and \u00e9\n" for i in range(20_000))
+    (session / "0123456789ab-bash.txt").write_text(lines)
+    return tmp_path / "root"
+
+
+def test_a_batch_command_ends_without_the_interpreters_teardown(many_hits: Path) -> None:
+    """``grep`` (as ls, stats, cat and verify) ends with ``os._exit`` once its output is flushed
+    (the teardown was 9 ms of its start-up, issue 26): every byte is there, the exit status
+    is the command's, and the teardown never ran."""
+    proc = exiting("grep", "--json", "-n", "needle", str(many_hits))
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 20_000 and [json.loads(line)["line"] for line in lines] == list(range(1, 20_001))
+    none = exiting("grep", "absent", str(many_hits))
+    assert (none.returncode, none.stdout, none.stderr) == (1, b"", b"")
+    # An error a command reports itself is flushed on stderr too, with grep's status 2.
+    bad = exiting("grep", "-E", "(?<=x)y", str(many_hits))
+    assert bad.returncode == 2 and bad.stderr.startswith(b"spillscope: ") and b"<teardown>" not in bad.stderr
+
+
+def test_an_exit_with_something_left_to_run_is_the_interpreters(many_hits: Path) -> None:
+    """An ``atexit`` callback (coverage's, multiprocessing's, a library's) runs, and the
+    interpreter's teardown after it; so does any command not known to only write its output
+    (here ``prune``), and a run that named no command."""
+    proc = exiting("grep", "-c", "needle", str(many_hits), atexit=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{many_hits / 'session-0123456789ab' / '0123456789ab-bash.txt'}: 20000\n".encode(), b"<atexit><teardown>")
+    pruned = exiting("prune", "--dry-run", "--older-than", "1d", str(many_hits))
+    assert pruned.returncode == 0 and pruned.stderr.endswith(b"<teardown>"), pruned.stderr
+    version = exiting("--version")
+    assert version.returncode == 0 and version.stderr == b"<teardown>"
+
+
+def test_a_reader_gone_before_the_end_is_still_a_quiet_exit(many_hits: Path) -> None:
+    """``spillscope grep … | head -1``: the first line, the command's status, no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "spillscope", "grep", "needle", str(many_hits)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 0 and proc.stderr.read() == b""
+    assert first.startswith(os.fsencode(many_hits / "session-0123456789ab" / "0123456789ab-bash.txt"))
