@@ -107,9 +107,8 @@ def test_verify_retention(demo):
 @pytest.mark.parametrize("odd", ["plain", "\x7f", "\u00e9", "\udcff", "\U0001F600\x1b"])
 def test_verify_json_chunked_findings_are_the_whole_document(odd, tmp_path):
     """verify --json encodes its findings a chunk at a time; the text must be what one
-    ascii_json call on the whole report gives, whichever chunk holds the odd name (DEL is
-    raw where all is ASCII, escaped where anything is not; non-ASCII and lone surrogates
-    are escaped)."""
+    ascii_json call on the whole report gives, whichever chunk holds the odd name (DEL,
+    non-ASCII and lone surrogates escaped, as the stdlib's ensure_ascii escapes them)."""
     from spillscope.frontends.cli.output import CHUNK
     from spillscope.inspect.scan.listing import ascii_json
 

@@ -1696,7 +1696,7 @@ async def test_tui_root_search_stopped_at_its_cap_still_lists_every_artifact_not
         assert screen.bad == 3
 
 
-@pytest.mark.parametrize("path", ["/r/s/000000000001-bash.txt", '/r/"q"\\/\x00\x1b[31m\u2028界😀\udcff', ""])
+@pytest.mark.parametrize("path", ["/r/s/000000000001-bash.txt", '/r/"q"\\/\x00\x7f\x1b[31m\u2028界😀\udcff', "/r/ascii\x7fdel", ""])
 def test_json_lines_are_each_hits_ascii_json(path: str) -> None:
     """``grep --json``'s lines, the artifact's fields escaped once: each is ``ascii_json`` of the
     hit's ``to_json()``, whatever the path holds (controls, quotes, a lone surrogate, astral)."""

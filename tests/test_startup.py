@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import UPSTREAM
+
 CLAUDE = Path(__file__).parent / "fixtures" / "claude" / "projects"
 
 #: Runs the CLI as ``python -m spillscope`` does, then reports the exit status and modules
@@ -98,6 +100,18 @@ def test_grep_on_a_dsh_root_with_a_session_imports_no_other_agent(tmp_path: Path
     assert loaded(modules, ["spillscope.inspect.search.seen", "spillscope.reference.check"]) == []
     agents = [n for n in NEVER if n.startswith("spillscope.dialects.")] + ["spillscope.inspect.verify"]
     assert loaded(modules, agents) == []
+
+
+@pytest.mark.parametrize("options", [[], ["--json"], ["-i", "--json"]], ids=["human", "json", "ignore-case"])
+def test_a_grep_with_hits_in_transcripts_and_tool_outputs_imports_no_orjson(tmp_path: Path, options: list[str]) -> None:
+    """orjson's import is 6.5 ms of CPU: a search that parses a transcript's metadata block,
+    decodes its hits' context and writes them (JSON lines too) does it with the stdlib."""
+    root = tmp_path / "root"
+    shutil.copytree(UPSTREAM / "spill-root", root)
+    proc, modules = run("grep", *options, "e", str(root))
+    assert proc.returncode == 0 and proc.stdout.count("session-reference") > 10, proc.stderr
+    assert "spillscope.inspect.search.transcript" in modules and "spillscope.formats.transcript.parser" in modules
+    assert "orjson" not in modules
 
 
 def test_detection_imports_only_the_detected_agents_implementation(tmp_path: Path) -> None:

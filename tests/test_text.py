@@ -86,3 +86,94 @@ _TRICKY = st.sampled_from(list("\x00\x1b\r\n\t\x7f\x85\x9f\u200e\u2028\u2029\u20
 @given(st.lists(st.one_of(_TRICKY, st.characters()), max_size=40).map("".join))
 def test_visible_agrees_with_its_code_point_definition(text):
     assert visible(text) == _visible_by_code_point(text)
+
+
+def _json_corpus() -> list[bytes]:
+    """JSON texts and near-JSON ones: numbers at and past 64 bits and past a double's range,
+    strings with every escape, lone and paired surrogates (escaped and raw), controls, DEL,
+    U+2028, astral and combining characters, a BOM, invalid UTF-8, nesting, bad syntax."""
+    import json
+    import random
+
+    rng = random.Random(26)
+    strings = ["", "a", "\x00\x1f\x7f", "\u2028\u2029", "e\u0301", "界😀", "\ud800", "\udc00\ud800", "\ud83d\ude00",
+               '"\\/', "\r\n\t\b\f", "\ufeff"]
+    texts = [json.dumps(s).encode() for s in strings] + [json.dumps(s, ensure_ascii=False).encode("utf-8", "surrogatepass")
+                                                       for s in strings]
+    texts += [b'"\\ud83d\\ude00"', b'"\\uD83D\\uDE00"', b'"\\ud83d"', b'"\\ude00\\ud83d"', b'"\\u00e9\\/"', b'"\t"',
+              b'"\xed\xa0\x80"', b'"\xff"', b"\xef\xbb\xbf{}", b'{"a":1,"a":2,"b":3}', b"[1,2", b" [ 1 , 2 ] ", b"\t1\n",
+              b"NaN", b"[Infinity]", b"-Infinity", b"01", b"1.", b".5", b"-0", b"-0.0", b"1e400", b"-1e400", b"1.5e-400",
+              b"18446744073709551615", b"18446744073709551616", b"-9223372036854775808", b"-9223372036854775809",
+              b"1" + b"0" * 400, b"2.2250738585072011e-308", b"4.35", b"[true,false,null]", b"{}", b"[]", b"",
+              b"[" * 100 + b"]" * 100, b"[" * 1100 + b"]" * 1100, b'{"a":' * 300 + b"1" + b"}" * 300]
+    for _ in range(2000):
+        k = rng.random()
+        if k < 0.3:
+            texts.append(repr(rng.uniform(-1e300, 1e300)).encode())
+        elif k < 0.5:
+            texts.append(f"{rng.randint(0, 10**30)}e{rng.randint(-330, 310)}".encode())
+        elif k < 0.7:
+            texts.append(str(rng.randint(-(10**25), 10**25)).encode())
+        else:
+            value = {rng.choice(strings): [rng.choice(strings), rng.randint(-(2**70), 2**70), rng.random()]}
+            texts.append(json.dumps(value, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass"))
+    return texts
+
+
+def test_the_stdlib_reads_json_as_loads_exact_always_did(monkeypatch):
+    """loads_exact parses with the stdlib until orjson is loaded (orjson's import is 6.5 ms of
+    a grep's start-up): for every text, the same value (type, sign, digits) or the same error
+    as orjson first (and the stdlib where orjson refuses) gives."""
+    import sys
+
+    from spillscope.util import text
+
+    def outcome(data: bytes | str, stdlib_first: bool) -> tuple[str, str]:
+        monkeypatch.setattr(text, "_stdlib_rent", 0 if stdlib_first else text.STDLIB_BUDGET)
+        if stdlib_first:
+            monkeypatch.delitem(sys.modules, "orjson", raising=False)
+        try:
+            return "ok", ascii(loads_exact(data)) + repr(type(loads_exact(data)))
+        except ValueError as exc:
+            return "error", str(exc)
+        finally:
+            monkeypatch.undo()
+
+    for data in _json_corpus():
+        assert outcome(data, True) == outcome(data, False), data[:80]
+        if data.isascii():
+            assert outcome(data.decode(), True) == outcome(data.decode(), False), data[:80]
+
+
+def test_loads_exact_imports_orjson_once_the_stdlib_cost_as_much():
+    """A process that parses little never imports orjson; one that parses a lot imports it
+    once the stdlib's extra cost reaches the import's (STDLIB_BUDGET), and uses it then."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from spillscope.util import text\n"
+            "text.loads_exact(b'{\"sessionId\": \"s\", \"n\": 1}'); print('orjson' in sys.modules)\n"
+            "for _ in range(text.STDLIB_BUDGET // (1 << 16) + 1): text.loads_exact(b'\"' + b'x' * (1 << 16) + b'\"')\n"
+            "print('orjson' in sys.modules)\n"
+            "calls = 0\n"
+            "while 'orjson' not in sys.modules: text.loads_exact(b'\"x\"'); calls += 1\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["False", "True"], proc.stderr
+    few = subprocess.run([sys.executable, "-c", code.replace("(1 << 16) + 1", "(1 << 16) - 2") + "print(calls)"],
+                         capture_output=True, text=True, timeout=60)
+    # bytes alone did not reach the budget, a few calls more did: a call counts as bytes too
+    assert few.stdout.split()[:2] == ["False", "False"] and 0 < int(few.stdout.split()[2]) < 100, few.stderr
+
+
+def test_ascii_json_is_the_stdlibs_ascii_json(monkeypatch):
+    """ascii_json's bytes are ``json.dumps(..., ensure_ascii=True, separators=(",", ":"))``'s,
+    DEL included (orjson leaves it raw), whichever encoder wrote them."""
+    import json
+
+    from spillscope.util.text import ascii_json, ascii_json_string
+
+    for value in ["a\x7fb", "\x00\x1f", "\u2028", "界😀", "\ud800", "plain", '"\\/', {"k\x7f": ["\x7f", None, 1]}]:
+        want = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+        assert ascii_json(value) == want
+        if isinstance(value, str):
+            assert ascii_json_string(value) == want

@@ -103,14 +103,22 @@ def js_json_string(text: str) -> str:
 
 
 def ascii_json(value: Any) -> str:
-    """ASCII-only JSON: orjson when its output is already ASCII, else the escaping stdlib."""
+    """ASCII-only JSON, as ``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``
+    writes it: by orjson where its output is that already (ASCII, and no DEL, which the
+    stdlib escapes and orjson does not), else by the stdlib."""
     try:
         raw = orjson.dumps(value)
-        if raw.isascii():
+        if raw.isascii() and b"\x7f" not in raw:
             return raw.decode("ascii")
     except TypeError:  # a lone surrogate: orjson refuses it, the stdlib escapes it
         pass
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
+def ascii_json_string(text: str) -> str:
+    """:func:`ascii_json` of a string, by the stdlib's C encoder: a few strings written need
+    no orjson (14 ms of CPU to import)."""
+    return json.encoder.encode_basestring_ascii(text)
 
 
 def js_stringify(value: Any, indent: int | None = None) -> str:
@@ -139,6 +147,19 @@ def loads_exact(data: bytes | bytearray | memoryview | str) -> Any:
     than the stdlib parser can recurse (orjson stops at 1024 levels; ``json`` would raise
     ``RecursionError``, which no caller expects from bad input).
     """
+    global _stdlib_rent
+    if _stdlib_rent < STDLIB_BUDGET and "orjson" not in sys.modules:
+        # Until orjson is loaded, the stdlib parses, to the same values as orjson would: it
+        # is slower (about 2.8 µs a call and 1.5 ns a byte more), but importing orjson costs
+        # 6.5 ms of CPU, and most searches parse little (a transcript's metadata block, a
+        # few hits' context). Once what the stdlib took longer could have paid for that
+        # import, orjson is imported (a rent-or-buy choice: at most twice the better of the
+        # two). What the stdlib refuses goes on to orjson, for its errors.
+        _stdlib_rent += len(data) + STDLIB_CALL  # (an estimate: threads may race on it)
+        try:
+            return _loads_stdlib(data)
+        except (ValueError, RecursionError):
+            pass
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -163,6 +184,27 @@ def loads_exact(data: bytes | bytearray | memoryview | str) -> Any:
 
 #: orjson's own limit; deeper JSON is refused by it and would recurse in ``json``.
 MAX_JSON_DEPTH = 1024
+#: How much :func:`loads_exact` parses with the stdlib before it imports orjson, in bytes at
+#: the stdlib's extra cost per byte (1.5 ns: 4 MiB, about orjson's import), a call counting as
+#: STDLIB_CALL bytes more.
+STDLIB_BUDGET, STDLIB_CALL = 4 << 20, 2048
+_stdlib_rent = 0
+
+
+def _loads_stdlib(data: bytes | bytearray | memoryview | str) -> Any:
+    """What ``orjson.loads(data)`` returns, by the stdlib: ValueError or RecursionError where
+    it refuses ``data`` (what orjson refuses too, or not: the caller asks orjson then)."""
+    return _normalize_tree(json.loads(data if isinstance(data, str) else str(data, "utf-8"), parse_int=_orjson_int))
+
+
+def _orjson_int(digits: str) -> int:
+    """An integer within 64 bits (signed below zero, unsigned above), as orjson reads it;
+    ValueError beyond, where orjson reads a float, or refuses the number, or the text (then
+    the stdlib reads an int): the caller asks orjson, and decides as it always did."""
+    value = int(digits)
+    if not -(1 << 63) <= value < (1 << 64):
+        raise ValueError("an integer beyond 64 bits")
+    return value
 
 
 def _too_deep(message: str) -> bool:

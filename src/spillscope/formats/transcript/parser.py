@@ -11,14 +11,20 @@ the entry points in :mod:`.reader` because this state machine is the hot path.
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Generator
+from typing import TYPE_CHECKING, BinaryIO, Generator
 
-import orjson
-
+from ...util.lazy import deferred_module
 from ...util.text import has_surrogates, js_normalize, loads_exact
 from .layout import (FRAGMENT_CODE_POINTS, INTRO, JSON_SPACE, METADATA_KEYS, NOTE_1, NOTE_2, REFERENCE_WARNING, ROLES,
                      TITLE)
 from .records import Event, Fragment, Incomplete, MessageEnd, MessageStart, TranscriptError, TranscriptMetadata
+
+if TYPE_CHECKING:
+    import orjson
+else:
+    # loaded when fragment lines are first parsed (14 ms of CPU to import): a search that
+    # only skips and decodes in C, or reads a header, never needs it
+    orjson = deferred_module("orjson", globals())
 
 FAST_CHUNK = 1 << 20
 FIRST_CHUNK = 1 << 9

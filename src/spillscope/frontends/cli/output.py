@@ -50,7 +50,7 @@ class _NotAscii(Exception):
 
 def _orjson_ascii(value: Any) -> str:
     raw = orjson.dumps(value)
-    if not raw.isascii():
+    if not raw.isascii() or b"\x7f" in raw:
         raise _NotAscii
     return raw.decode("ascii")
 
@@ -63,9 +63,10 @@ def write_json_members(out: TextIO, members: dict[str, Any], chunk: int = CHUNK)
     """``write_json(out, members)`` with each :class:`Chunked` value as the array of its
     encoded items, and the same text: one object per finding of a root of a million
     artifacts was most of ``verify --json``'s memory, and each pass over them slowed as
-    it grew. Like :func:`ascii_json`, orjson writes it unless some text is not ASCII (or a
-    lone surrogate), and then the escaping stdlib writes all of it (the two differ on
-    DEL), so the pieces are kept until the whole object is known to be one or the other."""
+    it grew. Like :func:`ascii_json`, orjson writes it unless some text is not ASCII, a
+    DEL or a lone surrogate, and then the escaping stdlib writes all of it (the two would
+    differ on such text, and may on a float's digits), so the pieces are kept until the
+    whole object is known to be one or the other."""
     try:
         pieces = _json_pieces(members, chunk, _orjson_ascii)
     except (TypeError, _NotAscii):

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import re
 
-import orjson
-
 from ...util import native
-from ...util.text import js_normalize, loads_exact, utf8_len
+from ...util.text import loads_exact, utf8_len
 
 # Escape-aware helpers for the de-framed (JSON-escaped) stream ----------------------------
 _BACKSLASH = 0x5C
@@ -79,10 +77,9 @@ def canonical_escapes(buf: bytes | bytearray) -> bool:
 
 def decode_escaped(seg: bytes | bytearray) -> str:
     """The exact text of a de-framed escaped segment (starting and ending on boundaries)."""
-    try:
-        text = orjson.loads(b'"' + seg + b'"')
-    except orjson.JSONDecodeError:
-        text = js_normalize(loads_exact(b'"' + seg + b'"'))
+    # (orjson, or the stdlib where orjson refuses a lone surrogate or where the segment is a
+    # hit's short context: no orjson to import for it)
+    text = loads_exact(b'"' + seg + b'"')
     assert isinstance(text, str)
     return text
 

@@ -69,10 +69,11 @@ def json_lines(hits: Sequence[SearchHit]) -> str:
     hits are many, and a dict and a JSON encoder call each were most of writing one)."""
     if not hits:
         return ""
-    from ...util.text import ascii_json
+    from ...util.text import ascii_json_string as string
 
     h0 = hits[0]
-    head = ascii_json({"path": h0.path, "session": h0.session, "kind": h0.kind})[:-1] + ',"message":'
+    session = "null" if h0.session is None else string(h0.session)
+    head = f'{{"path":{string(h0.path)},"session":{session},"kind":{string(h0.kind)},"message":'
     return "".join([f'{head}{"null" if h.message is None else int(h.message)},"start":{int(h.start)},'
                     f'"end":{int(h.end)},"seen":{_JSON_SEEN[h.seen]}}}\n' for h in hits])
 
