@@ -38,6 +38,9 @@ NEVER = (
     # Front ends and heavy libraries: the TUI, the notebook, the browser server, S3.
     "textual", "rich", "textual_plotext", "textual_serve", "watchfiles", "boto3", "botocore", "fsspec", "humanize",
     "zstandard", "sqlite3", "asyncio", "logging", "hashlib",
+    # The real inspect (with ast, dis, tokenize): ``dataclasses`` imports it for the docstring
+    # of a record that has none (ours all have one), and the CLI puts in a stand-in for it.
+    "ast", "dis", "tokenize",
     # JSON is encoded or decoded by orjson (bound lazily, util/lazy.py) only when there is some.
     "orjson",
     "spillscope.frontends.tui", "spillscope.frontends.notebook", "spillscope.frontends.serve", "spillscope.frontends.demo",
@@ -155,6 +158,61 @@ def test_a_deferred_module_is_the_module_from_its_first_use() -> None:
     assert namespace["json"] is json
     with pytest.raises(ModuleNotFoundError):
         deferred_module("spillscope_no_such_module", {}).anything  # noqa: B018
+
+
+_STAND_IN = """
+import importlib.util, sys, threading
+from spillscope.util.lazy import stand_in
+stand_in("fractions")
+import fractions
+bound = fractions  # what a module that imported it before its first use holds
+assert "decimal" not in sys.modules and type(fractions).__name__ == "_StandIn"
+assert importlib.util.find_spec("fractions").name == "fractions"  # asked while it stands in
+got = []
+threads = [threading.Thread(target=lambda: got.append(bound.Fraction(1, 3))) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+import fractions as real
+assert got == [real.Fraction(1, 3)] * 8 and real is not bound and type(real).__name__ == "module"
+assert sys.modules["fractions"] is real and bound.Fraction is real.Fraction and bound.__name__ == "fractions"
+from fractions import Fraction
+assert Fraction is real.Fraction
+stand_in("threading")  # imported already: nothing to stand in for
+assert type(sys.modules["threading"]).__name__ == "module"
+stand_in("inspect")
+import dataclasses
+@dataclasses.dataclass(frozen=True)
+class NoDoc:
+    x: int
+assert NoDoc.__doc__ == "NoDoc(x: int)" and "dis" in sys.modules  # the one use: the real inspect, then
+print("ok")
+"""
+
+
+def test_a_stand_in_is_the_real_module_from_its_first_use() -> None:
+    """util.lazy.stand_in (how the CLI's batch commands defer ``inspect``): ``import`` gets the
+    stand-in at no cost; the first attribute read, from any thread, imports the real module,
+    which replaces it in sys.modules and whose names the stand-in then holds; a module that
+    is imported already is left alone; a dataclass with no docstring still gets its signature."""
+    proc = subprocess.run([sys.executable, "-c", _STAND_IN], capture_output=True, text=True, timeout=60)
+    assert proc.stdout == "ok\n", proc.stderr
+
+
+@pytest.mark.parametrize("command", [["ls", "--json"], ["verify"], ["stats"], ["grep", "-n", "-C", "1", "e"],
+                                     ["grep", "-E", "--json", "[a-z]+"]])
+def test_a_batch_command_never_loads_the_real_inspect(command: list[str], tmp_path: Path) -> None:
+    """``dataclasses`` imports ``inspect`` (10 ms with ``ast``, ``dis``, ``tokenize``) for the
+    docstring of a record that has none: every record of ours has one, and a batch command
+    run as ``python -m spillscope`` (a stand-in for it, frontends.cli.entry) never loads it."""
+    root = tmp_path / "root"
+    shutil.copytree(UPSTREAM / "spill-root", root)
+    proc, modules = run(*command, str(root))
+    assert proc.returncode in (0, 1) and proc.stdout, proc.stderr
+    # (not tokenize: verify's worker pool imports traceback, and with it tokenize, at its exit)
+    assert loaded(modules, ["ast", "dis"]) == []
+    assert "spillscope.frontends.cli.entry" in modules
 
 
 #: Runs the CLI as ``python -m spillscope`` does, and says on stderr whether the interpreter's

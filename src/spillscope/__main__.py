@@ -1,5 +1,5 @@
 """``python -m spillscope`` — the same entry point as the ``spillscope`` console script."""
 
-from .frontends.cli.main import run
+from .frontends.cli.entry import run
 
 run()

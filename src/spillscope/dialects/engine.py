@@ -27,6 +27,9 @@ Check = tuple[str, str, Callable[[bytes], "str | None"]]
 
 @dataclass(frozen=True, slots=True)
 class Notice:
+    """A notice in a transcript that names a spill file: its form, the path as written, the checks it allows,
+    its text."""
+
     form: str
     #: The path as the notice wrote it.
     named: str
@@ -47,6 +50,9 @@ class Text:
 
 @dataclass
 class Layout:
+    """An agent's tree as its dialect lays it out: spill files, transcripts, what could not be listed,
+    findings."""
+
     files: list[SpillFile] = field(default_factory=list)
     transcripts: list[Transcript] = field(default_factory=list)
     #: Paths where something other than a file is, or that could not be listed.
@@ -60,6 +66,8 @@ class MalformedNotice(ValueError):
 
 @dataclass(slots=True)
 class _Evidence:
+    """What the notices naming one spill file say of it, gathered before it is checked once."""
+
     text: Text
     notice: Notice
     references: int = 1

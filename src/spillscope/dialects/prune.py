@@ -22,6 +22,8 @@ from .records import Options, Report, SpillFile
 
 @dataclass
 class PrunePlan:
+    """What a prune of an agent's tree would delete and keep (and why), and then what it deleted."""
+
     report: Report
     cutoff_seconds: float
     delete: list[SpillFile] = field(default_factory=list)

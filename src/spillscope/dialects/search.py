@@ -46,6 +46,9 @@ class UnknownKind(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TextHit:
+    """A hit in another agent's spill file or transcript: where (the line, the record's field), its span and
+    text."""
+
     path: str
     kind: str
     #: The transcript line (1-based); None in a spill file.

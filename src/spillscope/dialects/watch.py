@@ -19,6 +19,8 @@ from .base import Dialect
 
 @dataclass(frozen=True, slots=True)
 class Change:
+    """A change to a watched agent tree: a spill file or transcript added, modified or deleted."""
+
     event: str  # added | modified | deleted
     path: str
     kind: str  # spill | transcript

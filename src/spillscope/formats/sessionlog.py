@@ -31,6 +31,8 @@ class LogError(Exception):
 
 @dataclass(frozen=True)
 class LogLineError:
+    """A session-log line that cannot be read, and why (``path:line: reason``)."""
+
     path: str
     line: int
     reason: str
@@ -41,6 +43,8 @@ class LogLineError:
 
 @dataclass(frozen=True)
 class LogRow:
+    """One parsed session-log line: its number and its JSON object."""
+
     line: int
     value: dict[str, Any]
 
@@ -279,6 +283,8 @@ def iter_log(
 
 @dataclass(frozen=True)
 class SessionHeader:
+    """A session log's first line: the session id, the format version and the working dir."""
+
     session_id: str
     version: int
     cwd: str | None

@@ -34,6 +34,8 @@ HOSTILE = (
 
 @dataclass(frozen=True)
 class Demo:
+    """The demo's spill root and session logs, and the locator in them that points at nothing."""
+
     base: Path
     root: Path
     logs: Path

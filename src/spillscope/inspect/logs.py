@@ -24,6 +24,8 @@ from .scan.tree import ProgressFn
 
 @dataclass(frozen=True)
 class ReferenceEntry:
+    """A session reference found in a session log: which log line, the referenced session and its preview."""
+
     log: str
     line: int
     seq: int | None
@@ -51,6 +53,8 @@ class ReferenceEntry:
 
 @dataclass(frozen=True)
 class ToolSpillEntry:
+    """A tool-spill notice found in a session log: which log line, the tool call and the notice."""
+
     log: str
     line: int
     seq: int | None
@@ -66,6 +70,8 @@ class ToolSpillEntry:
 
 @dataclass
 class SessionLog:
+    """One session log read for its notices: its session and the references and tool spills it holds."""
+
     path: str
     session_id: str | None
     cwd: str | None

@@ -20,6 +20,8 @@ from .preview import MessageView, PreviewText, marker_count, shortened_omission
 
 @dataclass(frozen=True)
 class Disagreement:
+    """A field where a logged reference notice and its recount differ."""
+
     field: str
     logged: Any
     recomputed: Any
@@ -28,6 +30,8 @@ class Disagreement:
 
 @dataclass(frozen=True)
 class Recomputed:
+    """A reference's counts recomputed from its transcript, and where each preview message came from."""
+
     original_messages: int
     retained_messages: int
     omitted_messages: int

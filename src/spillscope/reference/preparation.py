@@ -38,6 +38,8 @@ class SessionReferenceError(ValueError):
 
 @dataclass(frozen=True)
 class ReferenceInput:
+    """A session the model asked to reference, and its label."""
+
     session_id: str
     label: str | None = None
 

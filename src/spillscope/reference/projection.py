@@ -13,6 +13,8 @@ from typing import Any, Iterable, Mapping
 
 @dataclass(frozen=True)
 class ProjectedMessage:
+    """A message of a session as a reference projects it: role, text, and whether it is a checkpoint."""
+
     role: str
     text: str
     checkpoint: bool

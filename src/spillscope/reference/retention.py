@@ -24,6 +24,8 @@ class ReferenceBudgetExceeded(ValueError):
 
 @dataclass(frozen=True)
 class RetentionStats:
+    """What a reference's preview kept and omitted of its session."""
+
     compacted: bool
     original_messages: int
     retained_messages: int
@@ -44,6 +46,8 @@ class RetentionStats:
 
 @dataclass(frozen=True)
 class RetainedReference:
+    """A reference's bounded preview, the full data its transcript saves, and the counts."""
+
     #: The bounded preview data (``sessionId, label, cwd, capturedThroughSeq, conversation``).
     data: dict[str, Any]
     #: The same data with the full conversation (what the transcript saves).

@@ -20,6 +20,8 @@ from ..util.text import js_utf8
 
 @dataclass(frozen=True)
 class Retained:
+    """A tool result's retained preview, and the UTF-8 bytes omitted from it (None: nothing)."""
+
     text: str
     #: Exact omitted UTF-8 bytes, or ``None`` when nothing was omitted.
     omitted_bytes: int | None

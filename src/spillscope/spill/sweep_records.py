@@ -18,6 +18,8 @@ Identity = tuple[int, int]
 
 @dataclass(frozen=True)
 class ResolvedRoot:
+    """A spill root resolved for a sweep: its real path and the identity it must keep."""
+
     path: str
     identity: Identity
 
@@ -60,6 +62,8 @@ class Skipped:
 
 @dataclass
 class SweepReport:
+    """What an expiry sweep removed, kept and skipped, and what failed."""
+
     cutoff_ms: int
     dry_run: bool
     removed: list[Removal] = field(default_factory=list)

@@ -50,6 +50,8 @@ class MissingS3Extra(ImportError):
 
 @dataclass(frozen=True)
 class S3Url:
+    """An ``s3://bucket/prefix`` root, parsed."""
+
     bucket: str
     #: The key prefix without leading or trailing ``/`` (may be empty).
     prefix: str

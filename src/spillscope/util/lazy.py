@@ -5,12 +5,16 @@ submodule, ``spillscope ls`` would pay for asyncio, the transcript codec and the
 reader before listing a single directory.
 
 And a module bound lazily (:func:`deferred_module`): a dependency imported on first use
-by the module that names it.
+by the module that names it; and a stand-in for a module no code of a run uses
+(:func:`stand_in`), imported on its first use, if any.
 """
 
 from __future__ import annotations
 
+import _thread
 import importlib
+import sys
+import types
 from typing import Any, Callable
 
 
@@ -58,3 +62,42 @@ def deferred_module(name: str, namespace: dict[str, Any]) -> Any:
     with nothing to search encodes and decodes no JSON. A top-level name only (``orjson``,
     not ``a.b``); ``sys.modules`` is left alone, so any other ``import`` is as before."""
     return _Deferred(name, namespace)
+
+
+class _StandIn(types.ModuleType):
+    """The module :func:`stand_in` puts in ``sys.modules`` (see there)."""
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only what the stand-in lacks comes here: once the real module is imported its
+        # namespace is copied in, and later reads find it directly.
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)  # (what the import system and copy probe for)
+        name = self.__name__
+        with _STAND_IN_LOCK:
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            module = importlib.import_module(name)
+            self.__dict__.update({k: v for k, v in module.__dict__.items() if k not in ("__name__", "__spec__")})
+        return getattr(module, attr)
+
+
+_STAND_IN_LOCK = _thread.RLock()  # (threading's own imports are a millisecond)
+
+
+def stand_in(name: str) -> None:
+    """Put a stand-in for the top-level module ``name`` in ``sys.modules`` (unless it is
+    imported already): ``import name`` gets it at no cost, and its first attribute read
+    imports the real module, which then replaces it in ``sys.modules``.
+
+    For a module that the modules a process needs import, but never use in that run: the
+    ``dataclasses`` module imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``:
+    10 ms of a 60 ms ``grep``) for one call, a signature made into the docstring of a class
+    that has none. Only the CLI's batch commands put one in (``frontends.cli.entry``): a
+    library user's process is left as it is."""
+    if name in sys.modules or "." in name:
+        return
+    import importlib.util
+
+    module = _StandIn(name)
+    module.__spec__ = importlib.util.find_spec(name)  # what code that asks for the spec sees
+    sys.modules[name] = module

@@ -42,6 +42,9 @@ _SUBAGENT_DEPTH = 3
 
 @dataclass
 class Project:
+    """One Claude Code project dir: its transcripts, the spill files of its sessions, and what could not be
+    looked at."""
+
     path: str
     transcripts: list[Transcript] = field(default_factory=list)
     files: list[SpillFile] = field(default_factory=list)

@@ -79,6 +79,8 @@ _SAFE_ID = re.compile(r"[^/\\\x00]+\Z")
 
 @dataclass(slots=True)
 class _Evidence:
+    """What the notices naming one spill file say of it, gathered before it is checked once."""
+
     transcript: str
     line: int
     session: str | None

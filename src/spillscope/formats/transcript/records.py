@@ -23,6 +23,8 @@ class TranscriptError(ValueError):
 
 @dataclass(frozen=True)
 class TranscriptMetadata:
+    """A transcript's metadata block (FORMAT.md §6), as written."""
+
     session_id: str
     label: str
     cwd: str | None
@@ -41,6 +43,8 @@ class TranscriptMetadata:
 
 @dataclass(frozen=True)
 class MessageStart:
+    """A message header: its 1-based index and role, and where its fragment lines begin."""
+
     index: int
     role: str
     line: int
@@ -72,6 +76,8 @@ class Fragment:
 
 @dataclass(frozen=True)
 class MessageEnd:
+    """The end of a message's fragment lines: the byte offset after its last."""
+
     index: int
     end_offset: int
 
@@ -89,6 +95,8 @@ Event = Union[TranscriptMetadata, MessageStart, Fragment, MessageEnd, Incomplete
 
 @dataclass(frozen=True)
 class TranscriptMessage:
+    """A message's exact text, decoded from its fragment lines."""
+
     index: int
     role: str
     text: str
@@ -97,6 +105,8 @@ class TranscriptMessage:
 
 @dataclass(frozen=True)
 class Transcript:
+    """A whole transcript read into memory: its metadata and messages, and whether it was cut off."""
+
     path: str
     #: ``None`` only when the file was cut off before its metadata block was complete.
     metadata: TranscriptMetadata | None

@@ -19,7 +19,7 @@ import gc
 import io
 import os
 import sys
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from ... import __version__
 from .args import (DEFAULT_FAIL_ON, MAX_COUNT, NOTHING_CHECKED_STATUS, SettingError, UsageError, add_timeout, finding_code,
@@ -395,52 +395,10 @@ def _batched(stream: TextIO) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` names (``sys.argv[1:]`` by default); its exit status."""
-    return _main(list(sys.argv[1:] if argv is None else argv))[0]
+    return run_argv(list(sys.argv[1:] if argv is None else argv))[0]
 
 
-#: The commands that only read and write their output to stdout and stderr: once that is
-#: flushed, nothing of theirs is lost if the process ends without the interpreter's teardown.
-QUICK_EXIT = frozenset({"grep", "ls", "stats", "cat", "verify"})
-
-
-def run() -> NoReturn:
-    """The ``spillscope`` console script and ``python -m spillscope``: :func:`main`, then the
-    exit. After a :data:`QUICK_EXIT` command, with nothing left to run at exit, the process
-    ends at once (``os._exit``) once its output is flushed: the interpreter's teardown
-    (freeing each module, object and thread state one by one) was 9 ms of the 70 ms a
-    ``grep`` of an empty directory takes, paid after its last byte was written. Tests call
-    :func:`main`, which returns."""
-    status, command = _main(sys.argv[1:])
-    if command in QUICK_EXIT and _nothing_at_exit():
-        try:
-            for stream in (sys.stdout, sys.stderr):
-                if stream is not None:
-                    stream.flush()
-        except (OSError, ValueError):
-            pass  # (a reader gone, a stream closed): the normal exit deals with it, as before
-        else:
-            os._exit(status)
-    raise SystemExit(status)
-
-
-def _nothing_at_exit() -> bool:
-    """Whether an exit may skip the interpreter's: no ``atexit`` callback (coverage's data,
-    multiprocessing's workers, a library's clean-up), no thread that exit would join
-    (``concurrent.futures``' workers, a non-daemon thread: daemon ones are idle search pools)
-    and no ``python -i``. Where CPython's counts are not there to read, the answer is no."""
-    import atexit
-    import threading
-
-    ncallbacks = getattr(atexit, "_ncallbacks", None)
-    if ncallbacks is None or ncallbacks() or sys.flags.inspect:
-        return False
-    if getattr(threading, "_threading_atexits", [None]):
-        return False
-    main_thread = threading.main_thread()
-    return all(t is main_thread or t.daemon for t in threading.enumerate())
-
-
-def _main(argv: list[str]) -> tuple[int, str | None]:
+def run_argv(argv: list[str]) -> tuple[int, str | None]:
     """:func:`main`, and the command that ran (None if none did)."""
     # A command named first needs only its own parser (``help`` shows the others').
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS and argv[0] != "help" else None)
@@ -501,4 +459,4 @@ def _run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    run()
+    raise SystemExit(main())

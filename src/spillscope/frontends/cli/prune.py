@@ -68,6 +68,8 @@ class ActiveLogs:
 
 @dataclass
 class PruneResult:
+    """What ``spillscope prune`` did, or would do, to a dsh root: the sweep's report and its settings."""
+
     root: str
     applied: bool
     older_than: float

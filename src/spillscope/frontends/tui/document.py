@@ -16,6 +16,8 @@ MAX_PLAIN_BYTES = 64 << 20
 
 @dataclass(frozen=True)
 class DocMessage:
+    """One message of the document view: its role and its size in code points, bytes and lines."""
+
     index: int
     role: str
     code_points: int

@@ -12,6 +12,8 @@ _GOTO = re.compile(r"^\s*(?:(m|msg|message|l|line|b|byte|c|cp)\s*)?([0-9]+)\s*$"
 
 @dataclass(frozen=True)
 class Goto:
+    """Where the reader's go-to prompt asked to go: a message, line, byte or code point."""
+
     unit: str  # message | line | byte | cp
     value: int
 

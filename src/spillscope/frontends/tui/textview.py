@@ -27,6 +27,8 @@ TAB = "    "
 
 @dataclass(frozen=True)
 class DisplayLine:
+    """One line of the reader's display: its first code point in the message and its raw text."""
+
     start: int  # code point offset in the message
     text: str  # the raw text of this display line (no newline)
 

@@ -26,6 +26,8 @@ NodeKind = Literal["root", "session", "reference", "tool-spill", "artifact"]
 
 @dataclass(frozen=True)
 class NodeData:
+    """What a node of the TUI's tree stands for: its kind, its key and the record behind it."""
+
     kind: NodeKind
     key: str
     obj: Any = None

@@ -19,6 +19,8 @@ LinkStatus = Literal["resolves", "expired", "outside-root", "unavailable", "inta
 
 @dataclass
 class ReferenceLink:
+    """A session reference notice linked to its transcript: the status, the recount and any disagreement."""
+
     entry: ReferenceEntry
     status: LinkStatus
     artifact: Artifact | None = None
@@ -29,6 +31,8 @@ class ReferenceLink:
 
 @dataclass
 class ToolSpillLink:
+    """A tool-spill notice linked to its saved output: the status and findings."""
+
     entry: ToolSpillEntry
     status: LinkStatus
     artifact: Artifact | None = None

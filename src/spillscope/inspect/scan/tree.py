@@ -55,6 +55,8 @@ class Artifact(NamedTuple):
 
 @dataclass(slots=True)
 class SessionDir:
+    """A session dir of the root and its artifacts, in name order."""
+
     path: str
     name: str
     hash: str
@@ -64,6 +66,8 @@ class SessionDir:
 
 @dataclass
 class RootScan:
+    """A spill root's listing: its session dirs and what is wrong with its entries."""
+
     root: str
     sessions: list[SessionDir]
     findings: list[Finding]

@@ -20,6 +20,8 @@ __all__ = ["Hit", "PatternError", "find_hits", "reader_pattern"]
 
 @dataclass(frozen=True)
 class Hit:
+    """A hit in one document of the TUI's search: its code point span and whether the model saw it."""
+
     start: int
     end: int
     #: Inside what the linked preview showed, outside it, or None: nothing linked (not known).

@@ -39,6 +39,8 @@ def skips_lines(pattern: Pattern) -> bool:
 # One message, searched window by window ------------------------------------------------
 @dataclass
 class _Window:
+    """A window of one message's bytes, from ``raw_start``: searched, then carried on from ``carry``."""
+
     raw_start: int
     data: bytes | bytearray  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
     carry: int  # offset in ``data`` where the next window starts (len(data) for the last)

@@ -75,6 +75,8 @@ class SessionTotals:
 
 @dataclass(frozen=True, slots=True)
 class FileSize:
+    """One file of the stats: where it is, what it is, its size and mtime."""
+
     path: str
     session_dir: str
     kind: str
@@ -103,6 +105,8 @@ class AgeVolume:
 
 @dataclass(frozen=True, slots=True)
 class FindingCount:
+    """How many findings of one code (and its severity) the stats counted."""
+
     code: str
     severity: str
     count: int

@@ -45,6 +45,8 @@ _CHECKED = ("resolves", "expired")
 
 @dataclass(frozen=True)
 class RebaseHint:
+    """A prefix that, rebased onto the root, would make unchecked locators resolve."""
+
     prefix: str
     #: Of the unchecked locators, how many would resolve to an artifact on disk.
     would_resolve: int
@@ -53,6 +55,8 @@ class RebaseHint:
 
 @dataclass(frozen=True)
 class Coverage:
+    """What a verify pass checked: notices found, checked and not, and artifacts on their own."""
+
     #: Notices in the logs: reference notices and tool-spill notices.
     found: int
     #: Locator resolved inside the root: the artifact was checked, or found gone.

@@ -53,6 +53,8 @@ __all__ = ["Inspection", "inspect_root"]
 
 @dataclass
 class Inspection:
+    """A verify pass over a root and its logs: the scan, the links, each artifact's check, the findings."""
+
     root: str
     scan: RootScan
     logs: list[SessionLog]

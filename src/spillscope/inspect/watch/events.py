@@ -28,6 +28,8 @@ STATUS_EVENTS = frozenset({"root-missing", "root-restored", "root-replaced", "st
 
 @dataclass(frozen=True)
 class ChangeEvent:
+    """A change to a watched root: an artifact or session added, changed or removed, or the root itself."""
+
     event: EventKind
     path: str
     session: str | None
