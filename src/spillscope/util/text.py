@@ -10,6 +10,7 @@ surrogates kept) so that lengths, slices and bytes agree with Node exactly.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -25,14 +26,20 @@ else:
     json = deferred_module("json", globals())
     orjson = deferred_module("orjson", globals())
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _surrogates() -> re.Pattern[str]:
+    """Any surrogate code point: compiled on first use (a class of 2,048 code points above
+    U+00FF is a millisecond of ``re``'s compiler, at the start-up of every command)."""
+    return re.compile("[\ud800-\udfff]")
 
 
 def has_surrogates(text: str) -> bool:
     """True when ``text`` holds any surrogate code point (paired or lone)."""
     if text.isascii():
         return False
-    return _SURROGATE.search(text) is not None
+    return _surrogates().search(text) is not None
 
 
 def js_normalize(text: str) -> str:
@@ -68,7 +75,7 @@ def lone_surrogate_count(text: str) -> int:
     """How many lone surrogates ``text`` holds once pairs are combined."""
     if not has_surrogates(text):
         return 0
-    return len(_SURROGATE.findall(js_normalize(text)))
+    return len(_surrogates().findall(js_normalize(text)))
 
 
 def _escape_lone(match: re.Match[str]) -> str:
@@ -80,7 +87,7 @@ def _finish_js_json(out: str) -> str:
     # lone surrogate as a lowercase \\udXXX escape and keeps pairs literal.
     if not has_surrogates(out):
         return out
-    return _SURROGATE.sub(_escape_lone, js_normalize(out))
+    return _surrogates().sub(_escape_lone, js_normalize(out))
 
 
 #: Up to this many code points a string is encoded by the stdlib's C encoder: as fast as
@@ -236,7 +243,7 @@ def visible(text: str, *, one_line: bool = False) -> str:
     ``one_line``: then they are shown too (``␊``, ``␉``), so a name or text put in a
     row of a table can never start a row of its own.
     """
-    shown = _SHOWN_LINE if one_line else _SHOWN
+    shown = _shown(one_line)
     # Most text (every plain file name in a 100k listing) has nothing to show: one scan.
     if shown.search(text) is None:
         return text
@@ -245,7 +252,7 @@ def visible(text: str, *, one_line: bool = False) -> str:
 
 def shown_count(text: str, *, one_line: bool = False) -> int:
     """How many code points :func:`visible` replaces in ``text`` (lone surrogates included)."""
-    shown = _SHOWN_LINE if one_line else _SHOWN
+    shown = _shown(one_line)
     if shown.search(text) is None:
         return 0
     return len(shown.findall(js_normalize(text)))
@@ -271,6 +278,11 @@ _FORMAT_CONTROLS = frozenset(
     + list(range(0x202A, 0x202F))
     + list(range(0x2066, 0x206A))
 )
-#: Every code point :func:`visible` replaces (newline and tab stay).
-_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
-_SHOWN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
+
+
+@functools.cache
+def _shown(one_line: bool) -> re.Pattern[str]:
+    """Every code point :func:`visible` replaces (newline and tab stay, unless ``one_line``):
+    compiled on first use, as :func:`_surrogates` (a JSON-only command never shows text)."""
+    kept = "\x00-\x1f" if one_line else "\x00-\x08\x0b-\x1f"
+    return re.compile(f"[{kept}\x7f-\x9f\ud800-\udfff" + "".join(chr(c) for c in sorted(_FORMAT_CONTROLS)) + "]")
