@@ -179,6 +179,12 @@ assert got == [real.Fraction(1, 3)] * 8 and real is not bound and type(real).__n
 assert sys.modules["fractions"] is real and bound.Fraction is real.Fraction and bound.__name__ == "fractions"
 from fractions import Fraction
 assert Fraction is real.Fraction
+stand_in("statistics")
+import statistics
+assert statistics.__file__.endswith("statistics.py") and type(sys.modules["statistics"]).__name__ == "module"
+stand_in("colorsys")
+from colorsys import *  # noqa: F403 (reads __all__: the real module's)
+assert "rgb_to_hsv" in dir()
 stand_in("threading")  # imported already: nothing to stand in for
 assert type(sys.modules["threading"]).__name__ == "module"
 stand_in("inspect")
@@ -215,23 +221,30 @@ def test_a_batch_command_never_loads_the_real_inspect(command: list[str], tmp_pa
     assert "spillscope.frontends.cli.entry" in modules
 
 
-#: Runs the CLI as ``python -m spillscope`` does, and says on stderr whether the interpreter's
-#: teardown ran (its audit event) and, with ATEXIT set, registers a callback that says so.
+#: Installed as sitecustomize (so that the interpreter is started to run spillscope itself, as a
+#: user starts it): says on stderr whether the interpreter's teardown ran (its audit event)
+#: and, with ATEXIT set, registers a callback that says so.
 _EXITING = """
-import atexit, os, runpy, sys
+import atexit, os, sys
 sys.addaudithook(lambda event, _, write=os.write: event == "cpython.PyInterpreterState_Clear" and write(2, b"<teardown>"))
 if os.environ.get("ATEXIT"):
     atexit.register(lambda: os.write(2, b"<atexit>"))
-sys.argv = ["spillscope", *sys.argv[1:]]
-runpy.run_module("spillscope", run_name="__main__", alter_sys=True)
 """
 
 
-def exiting(*argv: str, atexit: bool = False, **kw) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SPILLSCOPE_S3_TIMEOUT", "ATEXIT")}
+def exiting(*argv: str, atexit: bool = False, launcher: list[str] | None = None,
+            **kw) -> subprocess.CompletedProcess[bytes]:
+    """``python -m spillscope ARGV`` (or ``launcher`` ARGV), the teardown and atexit said on stderr."""
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SPILLSCOPE_S3_TIMEOUT", "ATEXIT", "PYTHONPATH")}
     if atexit:
         env["ATEXIT"] = "1"
-    return subprocess.run([sys.executable, "-c", _EXITING, *argv], capture_output=True, timeout=120, env=env, **kw)
+    with tempfile.TemporaryDirectory() as site:
+        Path(site, "sitecustomize.py").write_text(_EXITING)
+        env["PYTHONPATH"] = site
+        command = launcher if launcher is not None else [sys.executable, "-m", "spillscope"]
+        return subprocess.run([*command, *argv], capture_output=True, timeout=120, env=env, **kw)
 
 
 @pytest.fixture
@@ -270,6 +283,25 @@ def test_an_exit_with_something_left_to_run_is_the_interpreters(many_hits: Path)
     assert pruned.returncode == 0 and pruned.stderr.endswith(b"<teardown>"), pruned.stderr
     version = exiting("--version")
     assert version.returncode == 0 and version.stderr == b"<teardown>"
+
+
+def test_the_console_script_ends_as_python_m_does(many_hits: Path) -> None:
+    proc = exiting("grep", "-c", "needle", str(many_hits), launcher=[str(Path(sys.executable).parent / "spillscope")])
+    assert proc.returncode == 0 and proc.stdout.endswith(b": 20000\n") and proc.stderr == b""
+
+
+def test_a_run_of_spillscope_inside_something_else_exits_as_python_does(many_hits: Path) -> None:
+    """Only an interpreter started to run spillscope ends at once: under a profiler (``-m
+    cProfile -m spillscope``) the profile is written, and a script that runs it through runpy
+    and catches its SystemExit goes on after it."""
+    profiled = exiting("grep", "-c", "needle", str(many_hits), launcher=[sys.executable, "-m", "cProfile", "-m", "spillscope"])
+    assert profiled.returncode == 0 and b"function calls" in profiled.stdout and profiled.stderr.endswith(b"<teardown>")
+    script = ("import runpy, sys\n"
+              "sys.argv = ['spillscope', *sys.argv[1:]]\n"
+              "try:\n    runpy.run_module('spillscope', run_name='__main__', alter_sys=True)\n"
+              "except SystemExit as exc:\n    print('the caller goes on after', exc.code)\n")
+    caller = exiting("grep", "-c", "needle", str(many_hits), launcher=[sys.executable, "-c", script])
+    assert caller.stdout.endswith(b": 20000\nthe caller goes on after 0\n") and caller.stderr == b"<teardown>"
 
 
 def test_a_reader_gone_before_the_end_is_still_a_quiet_exit(many_hits: Path) -> None:

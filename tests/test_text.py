@@ -145,6 +145,31 @@ def test_the_stdlib_reads_json_as_loads_exact_always_did(monkeypatch):
             assert outcome(data.decode(), True) == outcome(data.decode(), False), data[:80]
 
 
+def test_loads_exact_refuses_what_orjson_refuses_whatever_the_recursion_limit(monkeypatch):
+    """Deeper than orjson's 1,024 levels is a ValueError, even where the recursion limit lets
+    the stdlib (the first parser until orjson is loaded) go deeper: a caller may raise it, and
+    loads_exact's own fallback does, for a moment, in another thread."""
+    import sys
+
+    import pytest
+
+    from spillscope.util import text
+
+    monkeypatch.setattr(text, "_stdlib_rent", 0)
+    monkeypatch.delitem(sys.modules, "orjson", raising=False)
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(20_000)
+        for depth in (1025, 2000, 5000):
+            with pytest.raises(ValueError, match="nested deeper than 1024"):
+                loads_exact(b"[" * depth + b"]" * depth)
+        assert loads_exact(b"[" * 1000 + b"]" * 1000) == loads_exact("[" * 1000 + "]" * 1000)
+        # Brackets in strings count too (a bound, not a parse): orjson reads those.
+        assert loads_exact(b'"' + b"[" * 5000 + b'"') == "[" * 5000
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def test_loads_exact_imports_orjson_once_the_stdlib_cost_as_much():
     """A process that parses little never imports orjson; one that parses a lot imports it
     once the stdlib's extra cost reaches the import's (STDLIB_BUDGET), and uses it then."""

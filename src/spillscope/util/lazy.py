@@ -68,10 +68,9 @@ class _StandIn(types.ModuleType):
     """The module :func:`stand_in` puts in ``sys.modules`` (see there)."""
 
     def __getattr__(self, attr: str) -> Any:
-        # Only what the stand-in lacks comes here: once the real module is imported its
-        # namespace is copied in, and later reads find it directly.
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)  # (what the import system and copy probe for)
+        # Only what the stand-in lacks comes here (``import name`` reads ``__spec__``, which
+        # it has): any other name, ``__file__`` and ``__all__`` too, is the real module's.
+        # Once that is imported its namespace is copied in, and later reads find it directly.
         name = self.__name__
         with _STAND_IN_LOCK:
             if sys.modules.get(name) is self:

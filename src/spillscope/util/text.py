@@ -110,9 +110,10 @@ def js_json_string(text: str) -> str:
 
 
 def ascii_json(value: Any) -> str:
-    """ASCII-only JSON, as ``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``
-    writes it: by orjson where its output is that already (ASCII, and no DEL, which the
-    stdlib escapes and orjson does not), else by the stdlib."""
+    """ASCII-only JSON, by orjson where its output is ASCII with no DEL, else by the stdlib
+    (``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``): for strings, ints,
+    bools, None and lists and dicts of them the two write the same text, DEL included (the
+    stdlib escapes it, orjson does not); a float's digits may differ (``1e-7``, ``1e-07``)."""
     try:
         raw = orjson.dumps(value)
         if raw.isascii() and b"\x7f" not in raw:
@@ -155,13 +156,18 @@ def loads_exact(data: bytes | bytearray | memoryview | str) -> Any:
     ``RecursionError``, which no caller expects from bad input).
     """
     global _stdlib_rent
-    if _stdlib_rent < STDLIB_BUDGET and "orjson" not in sys.modules:
+    if (_stdlib_rent < STDLIB_BUDGET and len(data) <= STDLIB_BUDGET and "orjson" not in sys.modules
+            and _opens(data) <= MAX_JSON_DEPTH):
         # Until orjson is loaded, the stdlib parses, to the same values as orjson would: it
         # is slower (about 2.8 µs a call and 1.5 ns a byte more), but importing orjson costs
         # 6.5 ms of CPU, and most searches parse little (a transcript's metadata block, a
         # few hits' context). Once what the stdlib took longer could have paid for that
         # import, orjson is imported (a rent-or-buy choice: at most twice the better of the
-        # two). What the stdlib refuses goes on to orjson, for its errors.
+        # two). What the stdlib refuses goes on to orjson, for its errors. Only JSON that
+        # cannot nest deeper than orjson's limit (counting every bracket): the stdlib's depth
+        # is the recursion limit's, which a caller (or the fallback below, in another thread)
+        # may have raised, and past orjson's limit it would accept what orjson refuses, or
+        # overflow the C stack.
         _stdlib_rent += len(data) + STDLIB_CALL  # (an estimate: threads may race on it)
         try:
             return _loads_stdlib(data)
@@ -196,6 +202,15 @@ MAX_JSON_DEPTH = 1024
 #: STDLIB_CALL bytes more.
 STDLIB_BUDGET, STDLIB_CALL = 4 << 20, 2048
 _stdlib_rent = 0
+
+
+def _opens(data: bytes | bytearray | memoryview | str) -> int:
+    """How many ``[`` and ``{`` ``data`` holds: a bound on how deep it nests."""
+    if isinstance(data, memoryview):
+        data = bytes(data)  # (at most STDLIB_BUDGET bytes here)
+    if isinstance(data, str):
+        return data.count("[") + data.count("{")
+    return data.count(b"[") + data.count(b"{")
 
 
 def _loads_stdlib(data: bytes | bytearray | memoryview | str) -> Any:

@@ -24,15 +24,16 @@ def run() -> NoReturn:
     """Run the command line's command, then exit with its status. A :data:`BATCH` command
     starts with a stand-in for ``inspect`` (util.lazy.stand_in: ``dataclasses`` imports it,
     with ``ast``, ``dis`` and ``tokenize``, 10 ms of a 60 ms ``grep``, for a call no record
-    of ours makes: each has a docstring) and, with nothing left to run at exit, ends at once
-    (``os._exit``) once its output is flushed: the interpreter's teardown (freeing each
-    module, object and thread state one by one) was 9 ms, paid after the last byte."""
+    of ours makes: each has a docstring) and, where the interpreter was started to run it
+    and nothing is left to run at exit, ends at once (``os._exit``) once its output is
+    flushed: the interpreter's teardown (freeing each module, object and thread state one
+    by one) was 9 ms, paid after the last byte."""
     if len(sys.argv) > 1 and sys.argv[1] in BATCH:
         stand_in("inspect")
     from .main import run_argv
 
     status, command = run_argv(sys.argv[1:])
-    if command in BATCH and _nothing_at_exit():
+    if command in BATCH and _launched_to_run_it() and _nothing_at_exit():
         try:
             for stream in (sys.stdout, sys.stderr):
                 if stream is not None:
@@ -42,6 +43,25 @@ def run() -> NoReturn:
         else:
             os._exit(status)
     raise SystemExit(status)
+
+
+def _launched_to_run_it() -> bool:
+    """Whether this interpreter was started to run spillscope (``python [options] -m
+    spillscope`` or the console script), not something that runs it and goes on after it (a
+    profiler's ``-m cProfile -m spillscope``, a script or ``-c`` calling runpy and catching
+    its SystemExit), and runs with no tracer or profiler: only then is its exit ours."""
+    argv: list[str] = list(getattr(sys, "orig_argv", []))  # (Python 3.10 on)
+    if not argv or sys.gettrace() is not None or sys.getprofile() is not None:
+        return False
+    i = 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        option = argv[i]
+        if option == "-m":
+            return i + 1 < len(argv) and argv[i + 1] == "spillscope"
+        if option.startswith(("-c", "-m")):
+            return option == "-mspillscope"
+        i += 2 if option in ("-X", "-W") else 1
+    return i < len(argv) and os.path.basename(argv[i]) == "spillscope"
 
 
 def _nothing_at_exit() -> bool:
