@@ -110,16 +110,27 @@ def js_json_string(text: str) -> str:
 
 
 def ascii_json(value: Any) -> str:
-    """ASCII-only JSON, by orjson where its output is ASCII with no DEL, else by the stdlib
-    (``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``): for strings, ints,
-    bools, None and lists and dicts of them the two write the same text, DEL included (the
-    stdlib escapes it, orjson does not); a float's digits may differ (``1e-7``, ``1e-07``)."""
+    """ASCII-only JSON: :func:`orjson_ascii_json` where it gives it, else
+    :func:`stdlib_ascii_json`."""
+    text = orjson_ascii_json(value)
+    return stdlib_ascii_json(value) if text is None else text
+
+
+def orjson_ascii_json(value: Any) -> str | None:
+    """orjson's JSON of ``value`` where it is :func:`stdlib_ascii_json`'s text (ASCII, and no
+    DEL, which the stdlib escapes and orjson does not), else None (also where orjson refuses
+    ``value``: a lone surrogate, an int beyond 64 bits). For strings, ints, bools, None and
+    lists and dicts of them the two agree elsewhere; a float's digits may not (``1e-7``,
+    ``1e-07``)."""
     try:
         raw = orjson.dumps(value)
-        if raw.isascii() and b"\x7f" not in raw:
-            return raw.decode("ascii")
-    except TypeError:  # a lone surrogate: orjson refuses it, the stdlib escapes it
-        pass
+    except TypeError:
+        return None
+    return raw.decode("ascii") if raw.isascii() and b"\x7f" not in raw else None
+
+
+def stdlib_ascii_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``."""
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 

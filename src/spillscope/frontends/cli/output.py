@@ -6,19 +6,9 @@ Separate because every command and ``main``'s error line write through the same 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
-from ...util.lazy import deferred_module
-from ...util.text import ascii_json, visible
-
-if TYPE_CHECKING:
-    import json
-
-    import orjson
-else:
-    # as util.text has them: a command that writes no JSON does not load them
-    json = deferred_module("json", globals())
-    orjson = deferred_module("orjson", globals())
+from ...util.text import ascii_json, orjson_ascii_json, stdlib_ascii_json, visible
 
 #: Items of a :class:`Chunked` array encoded per ``orjson.dumps`` call.
 CHUNK = 4096
@@ -49,14 +39,10 @@ class _NotAscii(Exception):
 
 
 def _orjson_ascii(value: Any) -> str:
-    raw = orjson.dumps(value)
-    if not raw.isascii() or b"\x7f" in raw:
+    text = orjson_ascii_json(value)
+    if text is None:
         raise _NotAscii
-    return raw.decode("ascii")
-
-
-def _stdlib_ascii(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def write_json_members(out: TextIO, members: dict[str, Any], chunk: int = CHUNK) -> None:
@@ -69,8 +55,8 @@ def write_json_members(out: TextIO, members: dict[str, Any], chunk: int = CHUNK)
     whole object is known to be one or the other."""
     try:
         pieces = _json_pieces(members, chunk, _orjson_ascii)
-    except (TypeError, _NotAscii):
-        pieces = _json_pieces(members, chunk, _stdlib_ascii)
+    except _NotAscii:
+        pieces = _json_pieces(members, chunk, stdlib_ascii_json)
     out.writelines(pieces)
     out.write("\n")
 

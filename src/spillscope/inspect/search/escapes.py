@@ -77,8 +77,7 @@ def canonical_escapes(buf: bytes | bytearray) -> bool:
 
 def decode_escaped(seg: bytes | bytearray) -> str:
     """The exact text of a de-framed escaped segment (starting and ending on boundaries)."""
-    # (orjson, or the stdlib where orjson refuses a lone surrogate or where the segment is a
-    # hit's short context: no orjson to import for it)
+    # (by the stdlib until orjson is loaded or worth loading, as loads_exact decides)
     text = loads_exact(b'"' + seg + b'"')
     assert isinstance(text, str)
     return text
