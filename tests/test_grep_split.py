@@ -76,6 +76,18 @@ def test_a_split_search_writes_what_one_process_writes(root: Path, flags: list[s
         assert sorted(many.stderr.splitlines()) == sorted(one.stderr.splitlines())
 
 
+def test_a_split_search_loads_the_searchers_and_pickle_once_before_it_forks(root: Path) -> None:
+    # -X importtime writes a line per module each process imports: a module the parent loaded
+    # before forking is its workers' too, one each imports after is listed once per worker.
+    env = {**os.environ, "SPILLSCOPE_PROCESSES": "3", "PYTHONDONTWRITEBYTECODE": "1"}
+    got = subprocess.run([sys.executable, "-X", "importtime", "-m", "spillscope", "grep", "-E", r"\bneedle\b",
+                          str(root)], capture_output=True, env=env, timeout=120)
+    assert got.returncode == 0 and got.stdout.count(b"\n") > 3  # split: a dense search of many dirs
+    names = [line.rsplit(b"|", 1)[-1].strip() for line in got.stderr.splitlines() if line.startswith(b"import time:")]
+    for module in (b"spillscope.inspect.search.transcript", b"spillscope.inspect.search.tool", b"pickle"):
+        assert names.count(module) == 1, module
+
+
 @pytest.mark.parametrize("args", [["-E", r"ERROR\] timeout|\bbeta\b"], ["absent phrase"], ["-E", "(a+)+$"]])
 def test_a_split_search_keeps_exit_statuses(root: Path, args: list[str]) -> None:
     one = grep(*args, str(root), "--json", processes=1)

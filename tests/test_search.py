@@ -349,14 +349,14 @@ def test_search_root_hands_on_each_hit_as_it_is_found(tmp_path: Path, monkeypatc
     looks for the next one: a list is grep's, not a reason to hold a hit back."""
     root = write_root(tmp_path, [], ["ab ab ab"])
     produced: list[int] = []
-    real = R_ROOT._searchers()
+    real = R_ROOT.searchers()
 
     def tool(*args: Any, **kwargs: Any) -> Iterator[R.MessageHit]:
         for h in real[0](*args, **kwargs):
             produced.append(h.start)
             yield h
 
-    monkeypatch.setattr(R_ROOT, "_searchers", lambda: (tool, real[1]))
+    monkeypatch.setattr(R_ROOT, "searchers", lambda: (tool, real[1]))
     events = R_ROOT.search_root(root, P.Pattern("ab"))
     first = next(e for e in events if isinstance(e, R_ROOT.SearchHit))
     assert first.start == 0 and produced == [0]

@@ -305,7 +305,7 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
     none is, see :func:`search_root_batches`)."""
     # The searchers load while a batch is checked (their imports are tens of ms of Python,
     # the check C on other threads): not after, on the way to the first search.
-    checked = ((t, True) for t in targets) if dense else _prefiltered(targets, pattern, local, meanwhile=_searchers)
+    checked = ((t, True) for t in targets) if dense else _prefiltered(targets, pattern, local, meanwhile=searchers)
     # Not in a worker of a split search (see .split): the workers are the cores, and a pool in
     # each would only make them contend (and cost each file an lstat to tell whether it is big).
     if local and prefilter.threads() > 1:
@@ -319,10 +319,11 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
 
 
 @functools.cache
-def _searchers() -> tuple[Callable[..., Iterator[MessageHit]], Callable[..., Iterator[ArtifactEvent]]]:
+def searchers() -> tuple[Callable[..., Iterator[MessageHit]], Callable[..., Iterator[ArtifactEvent]]]:
     """The byte-level searches of a tool output and a transcript, imported at the first artifact
     searched (a search of a root with nothing to read never loads them), once: an import
-    statement in :func:`_events` cost each artifact a few microseconds of import machinery."""
+    statement in :func:`_events` cost each artifact a few microseconds of import machinery. A
+    search split across processes (see .split) loads them before it forks, once for all."""
     from .tool import search_tool_output
     from .transcript import search_transcript
 
@@ -335,7 +336,7 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
     to ``batch_size`` (a finding hands on the hits found before it first). A record a hit,
     made here from the search's own (a dense regex: tens of thousands, each a generator step
     and an object less where a tool output's hits are not wrapped as located ones first)."""
-    search_tool_output, search_transcript = _searchers()
+    search_tool_output, search_transcript = searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
