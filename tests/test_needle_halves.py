@@ -572,3 +572,82 @@ def test_one_message_framed_otherwise_anywhere_is_never_ruled_out(nat, odd: byte
             if nat.halves(bad, 0, len(bad), needle, False) == 0:
                 wrong.append((lines, at))
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_transcript_checked_by_every_thread_at_once_gets_the_verdict_of_one_thread(nat, tmp_path: Path,
+                                                                                    seed: int) -> None:
+    """A mapped transcript's check shared by the threads (``pf_shared``: the mapping cut at the
+    first join after each eighth into parts, each checked apart; here for every mapped file,
+    as for the first big one of a search) gets one thread's verdict over the whole file, for
+    the needle across the join a cut is made at (the part before ends past it, the one after
+    begins at it), over three lines there (a line too short for the halves: the join decides),
+    anywhere, or nowhere; folded or not."""
+    rng = random.Random(seed)
+    path = tmp_path / "t.txt"
+    wrong = []
+    filler = "".join(rng.choice([c for c in ALPHABET if c not in "\u2028/"]) for _ in range(180_000))
+    plain = [escaped(filler[at:at + 64]) for at in range(0, len(filler), 64)]
+    for case in range(24):
+        needle = a_needle(rng)
+        lines = list(plain)
+        size = len(HEAD) + sum(len(x) + 3 for x in lines)
+        target, at, i = size // 8 * rng.randrange(1, 8), len(HEAD), 0
+        while at + len(lines[i]) + 3 <= target:  # line i holds the eighth: its join is the cut's
+            at += len(lines[i]) + 3
+            i += 1
+        how = ["across", "three lines", "anywhere", "nowhere"][case % 4]
+        cut = rng.randrange(1, len(needle))
+        if how == "across":
+            lines[i] += escaped(needle[:cut])
+            lines[i + 1] = escaped(needle[cut:]) + lines[i + 1]
+        elif how == "three lines":
+            # neither half whole in a line: the needle's first and last bytes short of a half
+            # each side of a line of its middle (too short: the joins around it too close)
+            half = (len(escaped(needle)) + 1) // 2
+            a = max(k for k in range(len(needle)) if len(escaped(needle[:k])) < half)
+            b = min(k for k in range(1, len(needle) + 1) if len(escaped(needle[k:])) < half)
+            lines[i] += escaped(needle[:a])
+            lines[i + 1:i + 1] = [escaped(needle[a:b])]
+            lines[i + 2] = escaped(needle[b:]) + lines[i + 2]
+        elif how == "anywhere":
+            k = rng.randrange(len(lines))
+            lines[k] = escaped(needle) + lines[k]
+        data = HEAD + b"".join(b'"' + x + b'"\n' for x in lines)
+        assert len(data) > 256 << 10  # mapped
+        path.write_bytes(data)
+        folded = rng.random() < 0.3
+        enc = escaped(needle).lower() if folded else escaped(needle)
+        args = ([os.fsencode(path)], b"\x01", b"", enc, folded, 1 << 62)
+        one = nat.prefilter(*args, 1, 1 << 20, 1 << 62)[0]
+        joined = data[len(HEAD):].replace(b'"\n"', b"")
+        holds = enc in (joined.lower() if folded else joined)
+        assert holds == (how != "nowhere") or how == "nowhere"
+        if holds and one == 0:
+            wrong.append(("ruled out", how, needle))
+        for threads in (2, 3):
+            shared = nat.prefilter(*args, threads, 1 << 20, 1 << 62, 0)[0]
+            if shared != one:
+                wrong.append((how, needle, folded, threads, one, shared))
+    assert not wrong, wrong[:3]
+
+
+def test_big_transcripts_that_hold_the_needle_are_ruled_in_after_one_shared_check(nat, tmp_path: Path) -> None:
+    """Several transcripts over 4 MiB on two threads: the first is checked by both at once;
+    where it holds the needle the rest are handed to the search unchecked (verdict 1), where it
+    does not each is checked and ruled out or in as it is (each thread alone)."""
+    needle = "quartzite handover protocol"
+    line = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n"
+    paths = []
+    for k, holds in enumerate([True, False, True, False, False]):
+        text = line * 70_000 + (needle if holds else "")
+        data = HEAD + fragment_lines(text, random.Random(k), regular=True)
+        assert len(data) > 4 << 20
+        path = tmp_path / f"{k}.txt"
+        path.write_bytes(data)
+        paths.append(os.fsencode(path))
+    enc = escaped(needle)
+    first_holds = nat.prefilter(paths, b"\x01" * 5, b"", enc, False, 1 << 62, 2, 1 << 20)
+    assert list(first_holds) == [1] * 5
+    first_not = nat.prefilter(paths[1:], b"\x01" * 4, b"", enc, False, 1 << 62, 2, 1 << 20)
+    assert list(first_not) == [0, 1, 0, 0]

@@ -1473,7 +1473,8 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------------------
- * prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size) -> bytes
+ * prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size,
+ *           share_above=PF_WHOLE) -> bytes
  *
  * prefilter.may_match over many files in one call, on ``threads`` threads, without the
  * GIL: one verdict byte per path, 0 (ruled out: the needle's encoded form is not in its
@@ -1484,10 +1485,12 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
  * changed while read: then 1) and 2 for an artifact that is never ruled out. ``folded``:
  * the needles are lowercase and found ignoring ASCII case (find_ci). Files over
  * ``max_size`` bytes give 1, transcripts over ``transcript_max`` too (their search skips
- * what holds no needle in one pass, skip_lines); files over ``chunk`` bytes are read a chunk at a time
- * (pf_chunked: the same verdict, in a chunk's memory). A path is opened as storage.local.open_regular opens it:
- * O_NOFOLLOW, a regular file only. Separate from the Python twin for speed only: a batch
- * costs one call instead of an open, a read and a find per file in Python.
+ * what holds no needle in one pass, skip_lines); files over ``chunk`` bytes are read a chunk
+ * at a time (pf_chunked: the same verdict, in a chunk's memory). The first mapped transcript
+ * over ``share_above`` bytes is checked by every thread at once (pf_shared; the tests set it
+ * low). A path is opened as storage.local.open_regular opens it: O_NOFOLLOW, a regular file
+ * only. Separate from the Python twin for speed only: a batch costs one call instead of an
+ * open, a read and a find per file in Python.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1498,6 +1501,8 @@ static PyObject *native_message_text(PyObject *self, PyObject *args) {
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
+
+#define PF_PARTS 8 /* parts of a shared check at most */
 
 typedef struct {
     const char **paths;
@@ -1511,6 +1516,16 @@ typedef struct {
     Py_ssize_t next; /* the next path to take (atomic) */
     const void *halves; /* the escaped needle's two sk_half (pf_halves), or NULL */
     Py_ssize_t mapped, mapped_out, mapped_begun; /* mapped transcripts checked, ruled out, begun (atomic) */
+    /* A big transcript checked by every thread at once (pf_shared), one at a time: its mapping
+     * cut at joins into parts that each thread takes as it comes free. Under ``mu``. */
+    int threads;
+    Py_ssize_t share_above; /* transcripts bigger than this are shared (where there are threads to share) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const unsigned char *sh_map; /* the shared check's mapping; NULL: none under way */
+    Py_ssize_t sh_cut[PF_PARTS + 1]; /* part i: sh_map[cut[i] - (i > 0) : cut[i + 1] + 2 (the last: the end)] */
+    int sh_busy, sh_parts, sh_next, sh_done, sh_v; /* busy: a shared check claimed (its parts may not be out yet) */
+    int sh_checked; /* a big one's shared check is done: pf_one's rule need not wait for two begun (atomic) */
 } pf_job;
 
 typedef struct {
@@ -2060,6 +2075,147 @@ static int pf_mapped(pf_job *j, int fd, Py_ssize_t size) {
 }
 #endif
 
+/* The first big transcript checked by every thread at once: the check whose verdict decides
+ * whether the rest are checked (the rule in pf_one) takes a file's time over the threads, not a
+ * file's (the first two, each checked by one thread, took 20-30 ms of a 0.25 s search of 1 GB
+ * where every file held the needle; shared, 10-15). Only the first: after it, where most are
+ * ruled out, each is checked by one thread as before (sharing every file was slower: a thread
+ * that ends its part waits for the others, and the two CPUs here run at different speeds).
+ *
+ * Its mapping is cut at joins (pf_cuts) into PF_PARTS parts taken by the threads as they come
+ * free (more parts than threads: a slower thread takes fewer), each pf_halves'd apart
+ * (pf_part): a part begins with the closing quote of the join before it (that join is then
+ * one, and the next measured from it) and ends past the opening quote after its last join.
+ * The escaped needle holds no raw newline, so a half never spans a join: every place a half
+ * may start is looked at with all its bytes in one part, and every two successive joins are
+ * measured in one part; the parts' verdicts joined (a 1 first, then a 2) are the file's. */
+#define PF_CUT_REACH (64 << 10) /* bytes looked through for a join to cut at */
+
+#ifdef HAVE_SIMD_STATS
+/* Up to ``parts`` parts of the mapped transcript (cut[0] = 0, cut[n] = size; between, joins):
+ * the first newline from each even share on with a quote each side and no backslash before
+ * the first (a quote that may be escaped is no sure join). Their count. */
+static int pf_cuts(const unsigned char *map, Py_ssize_t size, int parts, Py_ssize_t *cut) {
+    int n = 0;
+    cut[0] = 0;
+    for (int i = 1; i < parts; i++) {
+        Py_ssize_t at = size / parts * i, stop;
+        if (at < cut[n] + 3) at = cut[n] + 3;
+        stop = at + PF_CUT_REACH < size - 2 ? at + PF_CUT_REACH : size - 2;
+        while (at < stop) {
+            const unsigned char *q = memchr(map + at, '\n', (size_t)(stop - at));
+            if (q == NULL) break;
+            Py_ssize_t c = q - map;
+            if (map[c - 1] == '"' && map[c + 1] == '"' && map[c - 2] != '\\') {
+                cut[++n] = c;
+                break;
+            }
+            at = c + 1;
+        }
+    }
+    cut[++n] = size;
+    return n;
+}
+
+/* pf_halves of the shared check's part i, guarded (a SIGBUS, the file shortened: a 1). */
+static int pf_part(pf_job *j, int i) {
+    const sk_half *hv = (const sk_half *)j->halves;
+    Py_ssize_t from = j->sh_cut[i] - (i > 0), to = i + 1 < j->sh_parts ? j->sh_cut[i + 1] + 2 : j->sh_cut[i + 1];
+    volatile int v = 1;
+    sigjmp_buf jb;
+    if (sigsetjmp(jb, 1) == 0) {
+        sk_jmp = &jb;
+        v = pf_halves(j->sh_map + from, to - from, j->esc_len, j->folded, &hv[0], &hv[1], 0);
+    }
+    sk_jmp = NULL;
+    return v;
+}
+
+/* Takes a part of the shared check under way, if one is left, and checks it: 1 when it did. */
+static int pf_help(pf_job *j) {
+    pthread_mutex_lock(&j->mu);
+    if (j->sh_map == NULL || j->sh_next >= j->sh_parts) {
+        pthread_mutex_unlock(&j->mu);
+        return 0;
+    }
+    int i = j->sh_next++;
+    pthread_mutex_unlock(&j->mu); /* the owner unmaps only once every part is done */
+    int v = pf_part(j, i);
+    pthread_mutex_lock(&j->mu);
+    if (v == 1 || (v == 2 && j->sh_v == 0)) j->sh_v = v;
+    if (++j->sh_done == j->sh_parts) pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return 1;
+}
+
+/* The shared check of a big transcript (``big``: over PF_WHOLE, the kind the rule counts): once
+ * the one under way is done (its parts taken meanwhile), its verdict counts; then the rule,
+ * then this one's parts published, taken as the others are and waited for. 2 as pf_mapped. */
+static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
+    pthread_mutex_lock(&j->mu);
+    while (j->sh_busy) {
+        if (j->sh_map != NULL && j->sh_next < j->sh_parts) {
+            pthread_mutex_unlock(&j->mu);
+            pf_help(j);
+            pthread_mutex_lock(&j->mu);
+        } else {
+            pthread_cond_wait(&j->cv, &j->mu);
+        }
+    }
+    Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
+    if (checked >= 1) {
+        pthread_mutex_unlock(&j->mu);
+        if (2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) return 1; /* as pf_one's rule */
+        /* Most of those checked were ruled out: the rest are checked a thread each, as they
+         * come (shared, a thread that ends its part first waits for the other's). */
+        return 3;
+    }
+    j->sh_busy = 1;
+    pthread_mutex_unlock(&j->mu);
+    int v = 2;
+    unsigned char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+        Py_ssize_t cut[PF_PARTS + 1];
+        volatile int parts = 0, last = 0;
+        sigjmp_buf jb;
+        if (sigsetjmp(jb, 1) == 0) {
+            sk_jmp = &jb;
+            last = map[size - 1];
+            parts = pf_cuts(map, size, PF_PARTS, cut); /* more parts than threads: one a little slower
+                                                         * takes fewer (the two CPUs here differ) */
+        }
+        sk_jmp = NULL;
+        v = 1; /* cut off mid-write, or shortened meanwhile */
+        if (last == '\n' && parts > 0) {
+            pthread_mutex_lock(&j->mu);
+            memcpy(j->sh_cut, cut, sizeof(Py_ssize_t) * (size_t)(parts + 1));
+            j->sh_parts = parts, j->sh_next = 0, j->sh_done = 0, j->sh_v = 0;
+            j->sh_map = map;
+            pthread_cond_broadcast(&j->cv); /* those waiting: a part for each */
+            pthread_mutex_unlock(&j->mu);
+            while (pf_help(j)) {
+            }
+            pthread_mutex_lock(&j->mu);
+            while (j->sh_done < j->sh_parts) pthread_cond_wait(&j->cv, &j->mu);
+            v = j->sh_v;
+            j->sh_map = NULL;
+            pthread_mutex_unlock(&j->mu);
+        }
+        munmap(map, (size_t)size);
+    }
+    pthread_mutex_lock(&j->mu);
+    if (big && v != 2) {
+        __atomic_fetch_add(&j->mapped_out, v == 0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&j->mapped, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&j->sh_checked, 1, __ATOMIC_RELAXED);
+    }
+    j->sh_busy = 0;
+    pthread_cond_broadcast(&j->cv); /* those waiting for its verdict */
+    pthread_mutex_unlock(&j->mu);
+    return v;
+}
+#endif
+
 static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
     unsigned char kind = j->kinds[k];
     if (kind > 1) return 1;
@@ -2084,16 +2240,27 @@ static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
      * more than a copy), else read whole up to PF_WHOLE (no join to cut between chunks). */
     int whole = j->halves != NULL && kind == 1 && size <= PF_WHOLE;
 #ifdef HAVE_SIMD_STATS
-    if (j->halves != NULL && kind == 1 && size > PF_MAP_ABOVE) {
+    int shared = 3;
+    if (j->halves != NULL && kind == 1 && size > PF_MAP_ABOVE && j->threads > 1 && size > j->share_above &&
+        __atomic_load_n(&j->mapped, __ATOMIC_RELAXED) == 0) {
+        shared = pf_shared(j, fd, size, size > PF_WHOLE);
+        if (shared != 2 && shared != 3) {
+            close(fd);
+            return (unsigned char)shared;
+        }
+    }
+    if (shared == 3 && j->halves != NULL && kind == 1 && size > PF_MAP_ABOVE) {
         /* A big transcript (over PF_WHOLE) that holds the needle is read twice, here and by
          * the search's skip (a slower pass): once two are begun and most of those checked
          * held it, the rest go to the search unchecked (as the first batch's DENSE in
          * search/root.py). Begun, not checked: on two threads the first two are checked at
-         * once, and the one done first took a third before the other was done. */
+         * once, and the one done first took a third before the other was done; or the first
+         * one checked by every thread at once (pf_shared, ``sh_checked``). */
         int big = size > PF_WHOLE;
         if (big) {
             Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
-            if (__atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 && checked >= 1 &&
+            if ((__atomic_load_n(&j->mapped_begun, __ATOMIC_RELAXED) >= 2 || __atomic_load_n(&j->sh_checked, __ATOMIC_RELAXED)) &&
+                checked >= 1 &&
                 2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) {
                 close(fd);
                 return 1;
@@ -2150,10 +2317,30 @@ static void *pf_worker(void *arg) {
     pf_job *j = (pf_job *)arg;
     pf_bufs b = {NULL, NULL, 0, 0};
     for (;;) {
+#ifdef HAVE_SIMD_STATS
+        while (j->threads > 1 && pf_help(j)) {
+        } /* a part of a shared check first: another thread waits for it */
+#endif
         Py_ssize_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (k >= j->count) break;
         j->out[k] = pf_one(j, k, &b);
     }
+#ifdef HAVE_SIMD_STATS
+    /* No file left to take: the parts of the shared checks still to come (the last files') */
+    if (j->threads > 1) {
+        pthread_mutex_lock(&j->mu);
+        while (j->sh_busy) {
+            if (j->sh_map != NULL && j->sh_next < j->sh_parts) {
+                pthread_mutex_unlock(&j->mu);
+                pf_help(j);
+                pthread_mutex_lock(&j->mu);
+            } else {
+                pthread_cond_wait(&j->cv, &j->mu);
+            }
+        }
+        pthread_mutex_unlock(&j->mu);
+    }
+#endif
     free(b.buf);
     free(b.joined);
     return NULL;
@@ -2163,9 +2350,9 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     PyObject *seq;
     Py_buffer kinds, plain, esc;
     int folded, threads;
-    Py_ssize_t max_size, chunk = 8 << 20, transcript_max = -1;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*pni|nn", &seq, &kinds, &plain, &esc, &folded, &max_size, &threads, &chunk,
-                          &transcript_max))
+    Py_ssize_t max_size, chunk = 8 << 20, transcript_max = -1, share_above = PF_WHOLE;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*pni|nnn", &seq, &kinds, &plain, &esc, &folded, &max_size, &threads, &chunk,
+                          &transcript_max, &share_above))
         return NULL;
     if (transcript_max < 0) transcript_max = max_size;
     if (chunk < 64) chunk = 64;
@@ -2195,6 +2382,9 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     pf_job job = {paths, (const unsigned char *)kinds.buf, count, (const unsigned char *)plain.buf,
                   (const unsigned char *)esc.buf, plain.len, esc.len, folded, max_size, chunk,
                   transcript_max, (unsigned char *)PyBytes_AS_STRING(res), 0, NULL, 0, 0, 0};
+    job.share_above = share_above;
+    pthread_mutex_init(&job.mu, NULL);
+    pthread_cond_init(&job.cv, NULL);
 #ifdef HAVE_SIMD_STATS
     /* the halves where they are selective and fragment lines long enough */
     sk_half halves[2];
@@ -2208,7 +2398,10 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
 #endif
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
-    if (threads > count) threads = count > 0 ? (int)count : 1;
+    /* As many threads as files, but where a big transcript's check may be shared: one file is
+     * then work for every thread. */
+    if (threads > count && job.halves == NULL) threads = count > 0 ? (int)count : 1;
+    job.threads = threads;
     Py_BEGIN_ALLOW_THREADS
     pthread_t tids[64];
     int started = 0;
@@ -2217,6 +2410,8 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     pf_worker(&job);
     for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
     Py_END_ALLOW_THREADS
+    pthread_cond_destroy(&job.cv);
+    pthread_mutex_destroy(&job.mu);
 done:
     PyMem_Free(paths);
     Py_XDECREF(tuple);
@@ -2785,7 +2980,8 @@ static PyMethodDef methods[] = {
     {"count", native_count, METH_VARARGS, "count(buf, byte, start=0, end=-1) -> int"},
     {"halves", native_halves, METH_VARARGS, "halves(buf, start, end, needle, folded) -> int"},
     {"prefilter", native_prefilter, METH_VARARGS,
-     "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size) -> bytes "
+     "prefilter(paths, kinds, plain, escaped, folded, max_size, threads, chunk=8 MiB, transcript_max=max_size, "
+     "share_above=4 MiB) -> bytes "
      "(0 no, 1 may, 2 unopenable)"},
     {"skip_lines", native_skip_lines, METH_VARARGS,
      "skip_lines(fd, pos, end, escaped_needle, folded, keep) -> (new_pos, code_points, utf8_bytes)"},
