@@ -633,21 +633,23 @@ def test_a_transcript_checked_by_every_thread_at_once_gets_the_verdict_of_one_th
 
 
 def test_big_transcripts_that_hold_the_needle_are_ruled_in_after_one_shared_check(nat, tmp_path: Path) -> None:
-    """Several transcripts over 4 MiB on two threads: the first is checked by both at once;
-    where it holds the needle the rest are handed to the search unchecked (verdict 1), where it
-    does not each is checked and ruled out or in as it is (each thread alone)."""
+    """Transcripts over 4 MiB on two threads: the first one taken (file 0 or 1, whichever
+    thread comes first) is checked by both at once; where it holds the needle the rest are
+    handed to the search unchecked (verdict 1, even those without it), where it does not each
+    is checked and ruled out or in as it is (each by one thread)."""
     needle = "quartzite handover protocol"
     line = "The spill store keeps 界 and 😀 out of context; \"quoted\" \\ line\n"
-    paths = []
-    for k, holds in enumerate([True, False, True, False, False]):
-        text = line * 70_000 + (needle if holds else "")
-        data = HEAD + fragment_lines(text, random.Random(k), regular=True)
-        assert len(data) > 4 << 20
-        path = tmp_path / f"{k}.txt"
-        path.write_bytes(data)
-        paths.append(os.fsencode(path))
+    holding, without = [], []
+    for k in range(4):
+        for holds, into in ((True, holding), (False, without)):
+            text = line * 70_000 + (needle if holds else "")
+            data = HEAD + fragment_lines(text, random.Random(k), regular=True)
+            assert len(data) > 4 << 20
+            path = tmp_path / f"{k}-{holds}.txt"
+            path.write_bytes(data)
+            into.append(os.fsencode(path))
     enc = escaped(needle)
-    first_holds = nat.prefilter(paths, b"\x01" * 5, b"", enc, False, 1 << 62, 2, 1 << 20)
-    assert list(first_holds) == [1] * 5
-    first_not = nat.prefilter(paths[1:], b"\x01" * 4, b"", enc, False, 1 << 62, 2, 1 << 20)
-    assert list(first_not) == [0, 1, 0, 0]
+    first_hold = holding[:2] + without[:2]
+    assert list(nat.prefilter(first_hold, b"\x01" * 4, b"", enc, False, 1 << 62, 2, 1 << 20)) == [1, 1, 1, 1]
+    first_not = without[2:] + holding[2:]
+    assert list(nat.prefilter(first_not, b"\x01" * 4, b"", enc, False, 1 << 62, 2, 1 << 20)) == [0, 0, 1, 1]

@@ -2133,6 +2133,7 @@ static int pf_part(pf_job *j, int i) {
 
 /* Takes a part of the shared check under way, if one is left, and checks it: 1 when it did. */
 static int pf_help(pf_job *j) {
+    if (__atomic_load_n(&j->sh_map, __ATOMIC_ACQUIRE) == NULL) return 0; /* none under way: no lock taken */
     pthread_mutex_lock(&j->mu);
     if (j->sh_map == NULL || j->sh_next >= j->sh_parts) {
         pthread_mutex_unlock(&j->mu);
@@ -2165,7 +2166,7 @@ static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
     Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
     if (checked >= 1) {
         pthread_mutex_unlock(&j->mu);
-        if (2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) return 1; /* as pf_one's rule */
+        if (big && 2 * __atomic_load_n(&j->mapped_out, __ATOMIC_RELAXED) < checked) return 1; /* as pf_one's rule */
         /* Most of those checked were ruled out: the rest are checked a thread each, as they
          * come (shared, a thread that ends its part first waits for the other's). */
         return 3;
@@ -2190,7 +2191,7 @@ static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
             pthread_mutex_lock(&j->mu);
             memcpy(j->sh_cut, cut, sizeof(Py_ssize_t) * (size_t)(parts + 1));
             j->sh_parts = parts, j->sh_next = 0, j->sh_done = 0, j->sh_v = 0;
-            j->sh_map = map;
+            __atomic_store_n(&j->sh_map, map, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&j->cv); /* those waiting: a part for each */
             pthread_mutex_unlock(&j->mu);
             while (pf_help(j)) {
@@ -2198,7 +2199,7 @@ static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
             pthread_mutex_lock(&j->mu);
             while (j->sh_done < j->sh_parts) pthread_cond_wait(&j->cv, &j->mu);
             v = j->sh_v;
-            j->sh_map = NULL;
+            __atomic_store_n(&j->sh_map, NULL, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&j->mu);
         }
         munmap(map, (size_t)size);
@@ -2399,8 +2400,9 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     /* As many threads as files, but where a big transcript's check may be shared: one file is
-     * then work for every thread. */
-    if (threads > count && job.halves == NULL) threads = count > 0 ? (int)count : 1;
+     * then work for every thread (up to its PF_PARTS parts). */
+    Py_ssize_t most = job.halves == NULL ? count : (count > 0 && count < PF_PARTS ? PF_PARTS : count);
+    if (threads > most) threads = most > 0 ? (int)most : 1;
     job.threads = threads;
     Py_BEGIN_ALLOW_THREADS
     pthread_t tids[64];
