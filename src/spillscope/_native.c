@@ -2149,11 +2149,9 @@ static int pf_help(pf_job *j) {
     return 1;
 }
 
-/* The shared check of a big transcript (``big``: over PF_WHOLE, the kind the rule counts): once
- * the one under way is done (its parts taken meanwhile), its verdict counts; then the rule,
- * then this one's parts published, taken as the others are and waited for. 2 as pf_mapped. */
-static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
-    pthread_mutex_lock(&j->mu);
+/* With ``mu`` held: takes parts of the shared check under way (the lock let go meanwhile) and
+ * waits until none is under way; returns with ``mu`` held. */
+static void pf_until_idle(pf_job *j) {
     while (j->sh_busy) {
         if (j->sh_map != NULL && j->sh_next < j->sh_parts) {
             pthread_mutex_unlock(&j->mu);
@@ -2163,6 +2161,14 @@ static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
             pthread_cond_wait(&j->cv, &j->mu);
         }
     }
+}
+
+/* The shared check of a big transcript (``big``: over PF_WHOLE, the kind the rule counts): once
+ * the one under way is done (its parts taken meanwhile), its verdict counts; then the rule,
+ * then this one's parts published, taken as the others are and waited for. 2 as pf_mapped. */
+static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
+    pthread_mutex_lock(&j->mu);
+    pf_until_idle(j);
     Py_ssize_t checked = __atomic_load_n(&j->mapped, __ATOMIC_RELAXED);
     if (checked >= 1) {
         pthread_mutex_unlock(&j->mu);
@@ -2330,15 +2336,7 @@ static void *pf_worker(void *arg) {
     /* No file left to take: the parts of the shared checks still to come (the last files') */
     if (j->threads > 1) {
         pthread_mutex_lock(&j->mu);
-        while (j->sh_busy) {
-            if (j->sh_map != NULL && j->sh_next < j->sh_parts) {
-                pthread_mutex_unlock(&j->mu);
-                pf_help(j);
-                pthread_mutex_lock(&j->mu);
-            } else {
-                pthread_cond_wait(&j->cv, &j->mu);
-            }
-        }
+        pf_until_idle(j);
         pthread_mutex_unlock(&j->mu);
     }
 #endif
