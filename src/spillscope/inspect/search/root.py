@@ -27,6 +27,9 @@ from ..findings import Finding, finding, set_apart
 from ..scan.searchable import PlanItem
 from ..scan.tree import RootScan, scan_root
 from ...util.gcpause import acyclic
+# Loaded already by the time a search is (the findings' and the CLI's shown text): imported
+# here, not in json_lines, where the import machinery ran once per file of hits.
+from ...util.text import ascii_json_string
 
 if TYPE_CHECKING:
     # The searchers and the seen ranges (the notice checker under them) load when there is
@@ -69,8 +72,7 @@ def json_lines(hits: Sequence[SearchHit]) -> str:
     hits are many, and a dict and a JSON encoder call each were most of writing one)."""
     if not hits:
         return ""
-    from ...util.text import ascii_json_string as string
-
+    string = ascii_json_string
     h0 = hits[0]
     session = "null" if h0.session is None else string(h0.session)
     head = f'{{"path":{string(h0.path)},"session":{session},"kind":{string(h0.kind)},"message":'
