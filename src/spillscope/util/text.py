@@ -27,7 +27,6 @@ else:
     orjson = deferred_module("orjson", globals())
 
 
-
 @functools.cache
 def _surrogates() -> re.Pattern[str]:
     """Any surrogate code point: compiled on first use (a class of 2,048 code points above
