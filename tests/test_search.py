@@ -351,10 +351,10 @@ def test_search_root_hands_on_each_hit_as_it_is_found(tmp_path: Path, monkeypatc
     produced: list[int] = []
     real = R_ROOT.searchers()
 
-    def tool(*args: Any, **kwargs: Any) -> Iterator[R.MessageHit]:
-        for h in real[0](*args, **kwargs):
-            produced.append(h.start)
-            yield h
+    def tool(*args: Any, **kwargs: Any) -> Iterator[list[R.MessageHit]]:
+        for run in real[0](*args, **kwargs):
+            produced.extend(h.start for h in run)
+            yield run
 
     monkeypatch.setattr(R_ROOT, "searchers", lambda: (tool, real[1]))
     events = R_ROOT.search_root(root, P.Pattern("ab"))

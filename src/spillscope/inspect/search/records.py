@@ -53,4 +53,14 @@ class _Located(NamedTuple):
     hit: MessageHit
 
 
+class _LocatedRun(NamedTuple):
+    """Hits in a row in one message (None: a tool output), handed on together (see .whole.RUN)."""
+
+    message: int | None
+    role: str | None
+    hits: list[MessageHit]
+
+
 ArtifactEvent = Union[_Located, Finding]
+#: An artifact's events with its hits in runs.
+RunEvent = Union[_LocatedRun, Finding]

@@ -22,7 +22,7 @@ from ...storage import Storage, normalize_root, open_storage
 from .pattern import Pattern
 from . import prefilter
 from .prefilter import may_match, may_match_many
-from .records import TOOL_OUTPUT, TRANSCRIPT, ArtifactEvent, MessageHit
+from .records import TOOL_OUTPUT, TRANSCRIPT, MessageHit, RunEvent
 from ..findings import Finding, finding, set_apart
 from ..scan.searchable import PlanItem
 from ..scan.tree import RootScan, scan_root
@@ -321,23 +321,24 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
 
 
 @functools.cache
-def searchers() -> tuple[Callable[..., Iterator[MessageHit]], Callable[..., Iterator[ArtifactEvent]]]:
-    """The byte-level searches of a tool output and a transcript, imported at the first artifact
-    searched (a search of a root with nothing to read never loads them), once: an import
-    statement in :func:`_events` cost each artifact a few microseconds of import machinery. A
-    search split across processes (see .split) loads them before it forks, once for all."""
-    from .tool import search_tool_output
-    from .transcript import search_transcript
+def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[..., Iterator[RunEvent]]]:
+    """The byte-level searches of a tool output and a transcript (their hits in runs), imported
+    at the first artifact searched (a search of a root with nothing to read never loads them),
+    once: an import statement in :func:`_events` cost each artifact a few microseconds of import
+    machinery. A search split across processes (see .split) loads them before it forks, once
+    for all."""
+    from .tool import search_tool_output_runs
+    from .transcript import search_transcript_runs
 
-    return search_tool_output, search_transcript
+    return search_tool_output_runs, search_transcript_runs
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
             store: Storage, context: bool = True, batch_size: int = HIT_BATCH) -> Iterator[Batch | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order, the hits in lists of up
-    to ``batch_size`` (a finding hands on the hits found before it first). A record a hit,
-    made here from the search's own (a dense regex: tens of thousands, each a generator step
-    and an object less where a tool output's hits are not wrapped as located ones first)."""
+    to ``batch_size`` (a finding hands on the hits found before it first). The search hands
+    its hits on in runs (a dense regex: tens of thousands), each made a record here, a list at
+    a time."""
     search_tool_output, search_transcript = searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
@@ -355,16 +356,32 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
 
     # linked False: nothing links the artifact, every hit's seen is None
     path, session, session_dir, kind, linked = t.path, t.session, t.session_dir, t.kind, t.seen_for is not None
+    record = tuple.__new__  # a SearchHit made without its generated __new__'s call (half the time)
     batch: Batch = []
+
+    def add(message: int | None, role: str | None, run: list[MessageHit]) -> None:
+        if linked:
+            batch.extend([record(SearchHit, (path, session, session_dir, kind, message, role, h.start, h.end,
+                                             was_seen(message, h), h.before, h.match, h.after)) for h in run])
+        else:
+            batch.extend([record(SearchHit, (path, session, session_dir, kind, message, role, h.start, h.end, None,
+                                             h.before, h.match, h.after)) for h in run])
+
+    def full() -> Iterator[Batch]:
+        """The batch's full lists, the rest kept in it."""
+        nonlocal batch
+        if len(batch) >= batch_size:
+            cut = len(batch) - len(batch) % batch_size
+            for i in range(0, cut, batch_size):
+                yield batch[i : i + batch_size]
+            batch = batch[cut:]
+
     if kind != TRANSCRIPT:
         try:
-            for h in search_tool_output(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
-                                        store=store, context=context):
-                batch.append(SearchHit(path, session, session_dir, kind, None, None, h.start, h.end,
-                                       was_seen(None, h) if linked else None, h.before, h.match, h.after))
-                if len(batch) >= batch_size:
-                    yield batch
-                    batch = []
+            for run in search_tool_output(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
+                                          store=store, context=context, run_size=batch_size):
+                add(None, None, run)
+                yield from full()
         except OSError as exc:
             if batch:
                 yield batch
@@ -372,19 +389,15 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
             yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
     else:
         for ev in search_transcript(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
-                                    store=store, context=context):
+                                    store=store, context=context, run_size=batch_size):
             if isinstance(ev, Finding):
                 if batch:
                     yield batch
                     batch = []
                 yield ev
                 continue
-            h = ev.hit
-            batch.append(SearchHit(path, session, session_dir, kind, ev.message, ev.role, h.start, h.end,
-                                   was_seen(ev.message, h) if linked else None, h.before, h.match, h.after))
-            if len(batch) >= batch_size:
-                yield batch
-                batch = []
+            add(ev.message, ev.role, ev.hits)
+            yield from full()
     if batch:
         yield batch
 

@@ -129,6 +129,18 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
     """Hits in a tool output's exact text (its UTF-8 bytes decoded). ``prefiltered``: the
     caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is in
     (else the one its name gives); ``context`` False: the text of a hit may be left out."""
+    for run in search_tool_output_runs(path, pattern, limit=limit, cancelled=cancelled, prefiltered=prefiltered,
+                                       store=store, context=context):
+        yield from run
+
+
+def search_tool_output_runs(path: str, pattern: Pattern, *, limit: int | None = None,
+                            cancelled: Callable[[], bool] = lambda: False, prefiltered: bool = False,
+                            store: Storage | None = None, context: bool = True,
+                            run_size: int = whole.RUN) -> Iterator[list[MessageHit]]:
+    """:func:`search_tool_output`'s hits in order, in lists of up to ``run_size`` (see
+    :data:`.whole.RUN`): each as soon as it is found where the file is searched window by
+    window (a file too big to read whole: its hits may be seconds apart)."""
     compiled = pattern.compile()
     handle = open_source(path, store)
     try:
@@ -143,12 +155,13 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
                 data = buffers.read(handle, size)
                 counts = whole.plain_text(data) if data is not None else None
                 if data is not None and counts is not None:
-                    yield from whole.hits(data, spans, limit, cancelled, context, counts)
+                    yield from whole.hit_runs(data, spans, limit, cancelled, context, counts, run_size)
                     return
             finally:
                 buffers.close()
         codec = _PlainCodec(handle)
         search = _MessageSearch(codec, pattern, compiled, limit)
-        yield from search.run(_plain_windows(handle, size, search), cancelled)
+        for h in search.run(_plain_windows(handle, size, search), cancelled):
+            yield [h]
     finally:
         close_source(handle)

@@ -24,7 +24,7 @@ from .message import SKIP_ABOVE, _MessageSearch, _Window, skips_lines
 from .pattern import Matcher, Pattern
 from . import whole
 from .prefilter import message_rule, transcript_may_match
-from .records import ArtifactEvent, MessageHit, _Located
+from .records import ArtifactEvent, MessageHit, RunEvent, _Located, _LocatedRun
 from ...storage import Storage
 from .source import WINDOW, ReusedReads, Source, close_source, open_source, read_range, source_size
 
@@ -206,6 +206,24 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
     """Hits (and at most one finding) in a transcript, message by message. ``prefiltered``:
     the caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is
     in (else the one its name gives); ``context`` False: the text of a hit may be left out."""
+    for ev in search_transcript_runs(path, pattern, limit=limit, cancelled=cancelled, max_line_bytes=max_line_bytes,
+                                     prefiltered=prefiltered, store=store, context=context):
+        if isinstance(ev, _LocatedRun):
+            message, role = ev.message, ev.role
+            for h in ev.hits:
+                yield _Located(message, role, h)
+        else:
+            yield ev
+
+
+def search_transcript_runs(path: str, pattern: Pattern, *, limit: int | None = None,
+                           cancelled: Callable[[], bool] = lambda: False,
+                           max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, prefiltered: bool = False,
+                           store: Storage | None = None, context: bool = True,
+                           run_size: int = whole.RUN) -> Iterator[RunEvent]:
+    """:func:`search_transcript`'s events in order, a message's hits in lists of up to
+    ``run_size`` (see :data:`.whole.RUN`): each as soon as it is found where a message is
+    searched window by window."""
     compiled = pattern.compile()
     emitted: dict[int, int] = {}  # message → end of its last hit (for the exact fallback)
     count = 0
@@ -218,11 +236,10 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
         try:
             if not prefiltered and not transcript_may_match(handle, source_size(handle), pattern):
                 return  # no encoded form of the needle in its bytes (see .prefilter)
-            for ev in _fast_transcript(handle, path, pattern, compiled, limit, cancelled, context):
-                if isinstance(ev, _Located):
-                    assert ev.message is not None
-                    emitted[ev.message] = ev.hit.end
-                    count += 1
+            for ev in _fast_transcript(handle, path, pattern, compiled, limit, cancelled, context, run_size):
+                assert ev.message is not None
+                emitted[ev.message] = ev.hits[-1].end
+                count += len(ev.hits)
                 yield ev
             return
         except (_Irregular, ValueError):
@@ -232,12 +249,14 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
             return
     finally:
         close_source(handle)
-    yield from _exact_transcript(path, compiled, emitted, None if limit is None else limit - count, cancelled,
-                                 max_line_bytes)
+    for exact in _exact_transcript(path, compiled, emitted, None if limit is None else limit - count, cancelled,
+                                   max_line_bytes):
+        yield _LocatedRun(exact.message, exact.role, [exact.hit]) if isinstance(exact, _Located) else exact
 
 
 def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matcher, limit: int | None,
-                     cancelled: Callable[[], bool], context: bool = True) -> Iterator[ArtifactEvent]:
+                     cancelled: Callable[[], bool], context: bool = True,
+                     run_size: int = whole.RUN) -> Iterator[_LocatedRun]:
     size = source_size(handle)
     head = read_range(handle, min(size, 1 << 16), 0)
     if not head.startswith(TITLE_LINE):
@@ -262,7 +281,7 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
     spans = whole.byte_spans(pattern, compiled) if whole_text and isinstance(handle, int) else None
     buffers = whole.Buffers() if spans is not None else None
     try:
-        yield from _messages(handle, pos, size, pattern, compiled, limit, cancelled, spans, buffers, context)
+        yield from _messages(handle, pos, size, pattern, compiled, limit, cancelled, spans, buffers, context, run_size)
     finally:
         if buffers is not None:
             buffers.close()
@@ -270,7 +289,8 @@ def _fast_transcript(handle: Source, path: str, pattern: Pattern, compiled: Matc
 
 def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: Matcher, limit: int | None,
               cancelled: Callable[[], bool], spans: whole.Spans | None,
-              buffers: whole.Buffers | None, context: bool = True) -> Iterator[ArtifactEvent]:
+              buffers: whole.Buffers | None, context: bool = True, run_size: int = whole.RUN
+              ) -> Iterator[_LocatedRun]:
     """The hits of each message from raw ``pos`` on: the whole file read once and each
     message searched whole where ``spans`` says how (see .whole), else window by window."""
     raw = None
@@ -306,9 +326,9 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
                 continue
             text = buffers.message_text(raw, start, end) if end > start else None
         if text is not None and spans is not None:
-            for h in whole.hits(text[0], spans, left, cancelled, context, text[1]):
-                found += 1
-                yield _Located(k, role, h)
+            for run in whole.hit_runs(text[0], spans, left, cancelled, context, text[1], run_size):
+                found += len(run)
+                yield _LocatedRun(k, role, run)
             if cancelled() or (limit is not None and found >= limit):
                 return
             message_end = end
@@ -317,7 +337,7 @@ def _messages(handle: Source, pos: int, size: int, pattern: Pattern, compiled: M
             windows = _MessageWindows(handle, start, size, search)
             for h in search.run(windows, cancelled):
                 found += 1
-                yield _Located(k, role, h)
+                yield _LocatedRun(k, role, [h])
             if search.cancelled or (limit is not None and found >= limit):
                 return
             if search.done():

@@ -172,11 +172,26 @@ def plain_text(data: memoryview) -> tuple[int, int] | None:
     return None if nat is None else nat.utf8_stats(data)
 
 
+#: Hits handed on together (a run) unless the caller says how many: a dense pattern's hits are
+#: tens of thousands, and each layer above (the message, the artifact, the root) then takes a
+#: list, not a hit at a time. A reader that shows each hit as it is found asks for runs of one.
+RUN = 256
+
+
 def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bool] = lambda: False,
          context: bool = True, counts: tuple[int, int] | None = None) -> Iterator[MessageHit]:
+    """:func:`hit_runs`' hits one by one."""
+    for run in hit_runs(data, spans, limit, cancelled, context, counts):
+        yield from run
+
+
+def hit_runs(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bool] = lambda: False,
+             context: bool = True, counts: tuple[int, int] | None = None, run_size: int = RUN
+             ) -> Iterator[list[MessageHit]]:
     """The hits of ``spans`` in the valid UTF-8 ``data``, with code point and byte offsets and
-    (``context``) the match and the context each side (up to ``limit``). ``counts``: the
-    data's (code points, bytes) where the caller has them already (:func:`plain_text`)."""
+    (``context``) the match and the context each side (up to ``limit``), in order, in lists
+    of up to ``run_size``. ``counts``: the data's (code points, bytes) where the caller has
+    them already (:func:`plain_text`)."""
     nat = native.NATIVE
     assert nat is not None
     stats = nat.utf8_stats
@@ -190,6 +205,8 @@ def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bo
     # byte starts a character, so each hit costs no count and no walk to a character's start
     # (a dense regex over ASCII tool outputs: a third of its time per hit).
     ascii = whole is not None and whole[0] == size
+    run: list[MessageHit] = []
+    hit = tuple.__new__  # a MessageHit made without its generated __new__'s call (half the time)
     for s, e in spans(data):
         if ascii:
             start, end = s, e
@@ -202,7 +219,7 @@ def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bo
             end = start + got[0]
             at_b, at_cp = e, end
         if not context:
-            yield MessageHit(start, end, s, e)
+            run.append(hit(MessageHit, (start, end, s, e, "", "", "")))
         else:
             lo = max(0, s - _CONTEXT_BYTES)
             hi = min(size, e + _CONTEXT_BYTES)
@@ -211,8 +228,13 @@ def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bo
                     lo += 1  # a character's first byte
                 while hi < size and data[hi] & 0xC0 == 0x80:
                     hi -= 1
-            yield _hit(start, end, s, e, str(data[lo:s], "utf-8"), str(data[s:e], "utf-8"),
-                       str(data[e:hi], "utf-8"))
+            run.append(_hit(start, end, s, e, str(data[lo:s], "utf-8"), str(data[s:e], "utf-8"),
+                            str(data[e:hi], "utf-8")))
         found += 1
         if (limit is not None and found >= limit) or (found & 1023 == 0 and cancelled()):
-            return
+            break
+        if len(run) >= run_size:
+            yield run
+            run = []
+    if run:
+        yield run
