@@ -180,9 +180,24 @@ def test_a_worker_goes_on_to_its_next_part_while_its_finished_output_waits(tmp_p
             return "part 3 begun meanwhile" if marker.exists() else "part 3 waited"
         return str(i)
 
-    got = list(split.map_parts(job, 4, 2))  # worker 0: parts 0, 2; worker 1: parts 1, 3
+    got = list(split.map_parts(job, 4, 2))  # one worker: part 0; the other: parts 1, 2, 3
     assert got[0] == "part 3 begun meanwhile"
     assert got[1:] == ["x" * 300_000, "2", "3"]
+
+
+def test_a_slow_part_holds_back_no_other_worker() -> None:
+    """A worker takes the next part not yet taken whenever it is done: while one worker is on a
+    slow part, the other searches every part after it (taken in turn, w, w + 2, …, the slow
+    part's worker would have had half of them, done after it)."""
+    def job(i: int, send) -> tuple[int, float]:  # type: ignore[no-untyped-def]
+        if i == 0:
+            time.sleep(1.5)
+        return os.getpid(), time.monotonic()
+
+    got = list(split.map_parts(job, 8, 2))
+    slow = got[0][0]
+    assert {pid for pid, _ in got[1:]} == {got[1][0]} != {slow}  # all of them, by the other worker
+    assert all(t < got[0][1] for _, t in got[1:])  # and done while part 0 was
 
 
 def test_a_reader_that_stops_leaves_no_worker_behind() -> None:

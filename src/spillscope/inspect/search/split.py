@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, BinaryIO, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..findings import Finding
 from ..scan.searchable import PlanItem, iter_searchable
@@ -94,15 +94,18 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
     job hands to ``send`` as it goes (a piece of its output, so that a part's output is never
     held whole) and then returns, pickled back through a pipe each, yielded part by part in
     that order as it comes; a job's exception (made :func:`portable`) is raised here, in its
-    turn. Worker ``w`` takes parts ``w``, ``w + processes``, …: interleaved, so that a run of
-    big dirs is shared; a worker whose part is not the one being read waits on its full pipe,
-    so memory stays bounded. Not :mod:`multiprocessing`: its import and pool cost 35 ms, a
-    tenth of a search of 1 GB that rules most files out; a fork and a pipe cost one. Stopping
-    early (closing the iterator) kills the workers; a worker whose parent is gone stops at its
-    next part (or its next write)."""
+    turn. A worker takes the next part not yet taken whenever it is done with one (the parts'
+    numbers wait in a pipe all read): a slow part, or a worker on a slow CPU, holds back no
+    other worker (taken in turn, ``w``, ``w + processes``, …, one worker's last parts ran
+    alone for a fifth of a dense ``-E``). Memory stays bounded: a worker whose part is not
+    the one being read waits on its full pipe. Not :mod:`multiprocessing`: its import and
+    pool cost 35 ms, a tenth of a search of 1 GB that rules most files out; a fork and a
+    pipe cost one. Stopping early (closing the iterator) kills the workers; a worker whose
+    parent is gone stops at its next part (or its next write)."""
     # Here, not at the module's top: a grep that is not split starts 2 ms sooner; pickle before
     # the forks, not in each worker (each sends its results pickled, the parent loads them).
     import pickle
+    import select
     import signal
 
     processes = max(1, min(processes, count))
@@ -110,42 +113,84 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
         stream.flush()  # nothing buffered is written twice (a worker ends with os._exit)
     parent = os.getpid()
     pids: list[int] = []
-    reads: list[BinaryIO] = []
+    reads: list[int] = []  # each worker's pipe, read unbuffered: select says what is in the pipe, not in a buffer
+    todo_r, todo_w = os.pipe()
     try:
+        # Every part's number, written before any worker starts and taken one read each: a
+        # write of at most PIPE_BUF bytes is whole, so no read ever gets part of a number.
+        numbers = b"".join(i.to_bytes(_NUMBER, "little") for i in range(count))
+        if len(numbers) > select.PIPE_BUF:
+            raise ValueError(f"at most {select.PIPE_BUF // _NUMBER} parts")
+        os.write(todo_w, numbers)
+        os.close(todo_w)
+        todo_w = -1  # a worker's read at the end gets nothing: no part left
         for w in range(processes):
             r, wfd = os.pipe()
             _widen(wfd)
             pid = os.fork()
-            if pid == 0:  # the worker: its parts, then out without the parent's exit handlers
+            if pid == 0:  # the worker: parts as it takes them, then out without the parent's exit handlers
                 code = 1
                 try:
-                    for f in reads:
-                        f.close()  # the earlier workers' pipes: only the parent reads them
+                    for fd in reads:
+                        os.close(fd)  # the earlier workers' pipes: only the parent reads them
                     os.close(r)
-                    code = _work(job, range(w, count, processes), wfd, parent)
+                    code = _work(job, todo_r, wfd, parent)
                 finally:
                     os._exit(code)
             pids.append(pid)
             os.close(wfd)
-            reads.append(os.fdopen(r, "rb"))
-        for i in range(count):
-            f = reads[i % processes]
-            while True:
-                kind, value = _receive(f, pickle.loads)
-                if kind == _FAILED:
-                    raise value
-                yield value
-                if kind == _DONE:
-                    break
+            reads.append(r)
+        os.close(todo_r)
+        todo_r = -1
+        # Each worker's next message's head (its part, its size), read but its body not yet: a
+        # worker sends its parts in the order it took them, which is the parts' order, so the
+        # part being read is at the head of one pipe, and a head of a later part waits.
+        heads: dict[int, tuple[int, int]] = {}
+        ended: set[int] = set()
+        part = 0
+        while part < count:
+            holder = next((k for k, (i, _) in heads.items() if i == part), None)
+            if holder is None:
+                waiting = [k for k in range(processes) if k not in heads and k not in ended]
+                if not waiting:
+                    raise RuntimeError("a search worker ended without its results")
+                ready, _, _ = select.select([reads[k] for k in waiting], [], [])
+                for fd in ready:
+                    k = reads.index(fd)
+                    head = _read(fd, _HEAD)
+                    if len(head) != _HEAD:
+                        ended.add(k)  # done (no part left to take), or gone: said above if a part is missing
+                        continue
+                    heads[k] = (int.from_bytes(head[:_NUMBER], "little"), int.from_bytes(head[_NUMBER:], "little"))
+                continue
+            size = heads.pop(holder)[1]
+            data = _read(reads[holder], size)
+            if len(data) != size:
+                raise RuntimeError("a search worker ended without its results")
+            kind, value = pickle.loads(data)
+            if kind == _FAILED:
+                raise value
+            yield value
+            if kind == _DONE:
+                part += 1
     finally:
-        for f in reads:
-            f.close()
+        for fd in (todo_r, todo_w):
+            if fd >= 0:
+                os.close(fd)
+        for fd in reads:
+            os.close(fd)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)  # done already, or its reader gone: either way
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass  # reaped already (SIGCHLD ignored where this process was started)
+
+
+#: Bytes of a part's number (in the pipe of parts to take, and in each message's head), and
+#: of a message's head: its part's number and its size.
+_NUMBER = 4
+_HEAD = _NUMBER + 8
 
 
 #: Bytes a worker's pipe holds (where the system allows: Linux's unprivileged most, 1 MiB).
@@ -187,8 +232,9 @@ def portable(exc: BaseException) -> BaseException:
     return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
-def _work(job: Callable[[int, Callable[[Any], None]], object], indices: range, fd: int, parent: int) -> int:
-    """The worker's parts, each piece and end sent as it comes; its exit status."""
+def _work(job: Callable[[int, Callable[[Any], None]], object], todo: int, fd: int, parent: int) -> int:
+    """The worker's parts, each taken from the pipe ``todo`` when the one before is done, each
+    piece and end sent as it comes; its exit status."""
     import pickle
 
     from . import prefilter
@@ -196,14 +242,15 @@ def _work(job: Callable[[int, Callable[[Any], None]], object], indices: range, f
     prefilter.THREADS = 1  # the workers are the cores: one native check thread each
     try:
         with os.fdopen(fd, "wb") as out:
+            while len(number := os.read(todo, _NUMBER)) == _NUMBER:
+                i = int.from_bytes(number, "little")
 
-            def send(kind: int, value: object) -> None:
-                data = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
-                out.write(len(data).to_bytes(8, "little"))
-                out.write(data)
-                out.flush()  # the parent may be waiting for this part to write its output
+                def send(kind: int, value: object, i: int = i) -> None:
+                    data = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
+                    out.write(i.to_bytes(_NUMBER, "little") + len(data).to_bytes(8, "little"))
+                    out.write(data)
+                    out.flush()  # the parent may be waiting for this part to write its output
 
-            for i in indices:
                 if os.getppid() != parent:
                     return 1  # the parent is gone: no one reads what this would find
                 try:
@@ -217,13 +264,15 @@ def _work(job: Callable[[int, Callable[[Any], None]], object], indices: range, f
     return 0
 
 
-def _receive(f: BinaryIO, loads: Callable[[bytes], Any]) -> tuple[int, Any]:
-    head = f.read(8)
-    if len(head) != 8:
-        raise RuntimeError("a search worker ended without its results")
-    size = int.from_bytes(head, "little")
-    data = f.read(size)
-    if len(data) != size:
-        raise RuntimeError("a search worker ended without its results")
-    got: tuple[int, Any] = loads(data)
-    return got
+def _read(fd: int, size: int) -> bytes:
+    """``size`` bytes of the pipe ``fd`` (fewer where it ends first): a pipe's read returns what
+    it holds, at most its size (1 MiB) at a time."""
+    first = os.read(fd, size)
+    if len(first) == size or not first:
+        return first
+    parts = [first]
+    got = len(first)
+    while got < size and (more := os.read(fd, size - got)):
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
