@@ -1565,15 +1565,16 @@ def test_a_raw_quote_in_a_message_is_malformed_on_every_path(tmp_path: Path) -> 
     assert ("Finding", "malformed-artifact") in results["python"]
 
 
-def test_hits_with_a_limit_of_zero_are_none() -> None:
+def test_hit_runs_stop_at_the_limit_and_are_cut_at_the_run_size() -> None:
     from spillscope.inspect.search import whole
 
     if native.NATIVE is None:
         pytest.skip("no native accelerator here")
     spans = whole.byte_spans(P.Pattern("a"), P.Pattern("a").compile())
     assert spans is not None
-    assert list(whole.hits(b"aaa", spans, 0)) == []
-    assert len(list(whole.hits(b"aaa", spans, 2))) == 2
+    assert list(whole.hit_runs(b"aaa", spans, 0)) == []
+    assert [len(run) for run in whole.hit_runs(b"aaa", spans, 2)] == [2]
+    assert [len(run) for run in whole.hit_runs(b"aaaaa", spans, None, run_size=2)] == [2, 2, 1]
 
 
 @pytest.mark.parametrize("ahead_hits", [1, 3, 4096])

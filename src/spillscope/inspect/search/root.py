@@ -339,7 +339,7 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
     to ``batch_size`` (a finding hands on the hits found before it first). The search hands
     its hits on in runs (a dense regex: tens of thousands), each made a record here, a list at
     a time."""
-    search_tool_output, search_transcript = searchers()
+    tool_output_runs, transcript_runs = searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
@@ -378,8 +378,8 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
 
     if kind != TRANSCRIPT:
         try:
-            for run in search_tool_output(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
-                                          store=store, context=context, run_size=batch_size):
+            for run in tool_output_runs(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
+                                        store=store, context=context, run_size=batch_size):
                 add(None, None, run)
                 yield from full()
         except OSError as exc:
@@ -388,8 +388,8 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
                 batch = []
             yield finding("unreadable", path=path, detail=exc.strerror or str(exc))
     else:
-        for ev in search_transcript(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
-                                    store=store, context=context, run_size=batch_size):
+        for ev in transcript_runs(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
+                                  store=store, context=context, run_size=batch_size):
             if isinstance(ev, Finding):
                 if batch:
                     yield batch

@@ -178,13 +178,6 @@ def plain_text(data: memoryview) -> tuple[int, int] | None:
 RUN = 256
 
 
-def hits(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bool] = lambda: False,
-         context: bool = True, counts: tuple[int, int] | None = None) -> Iterator[MessageHit]:
-    """:func:`hit_runs`' hits one by one."""
-    for run in hit_runs(data, spans, limit, cancelled, context, counts):
-        yield from run
-
-
 def hit_runs(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[], bool] = lambda: False,
              context: bool = True, counts: tuple[int, int] | None = None, run_size: int = RUN
              ) -> Iterator[list[MessageHit]]:
