@@ -200,6 +200,51 @@ def test_a_slow_part_holds_back_no_other_worker() -> None:
     assert all(t < got[0][1] for _, t in got[1:])  # and done while part 0 was
 
 
+def test_a_worker_that_dies_is_an_error_not_a_wait() -> None:
+    """A worker gone mid-part (killed: its pipe ends without the part's end) is said as an error
+    as soon as every other worker has ended or is waiting its turn, never waited for."""
+    def job(i: int, send) -> str:  # type: ignore[no-untyped-def]
+        if i == 2:
+            send("2a")
+            os.kill(os.getpid(), 9)
+        return str(i)
+
+    got: list[str] = []
+    t = time.monotonic()
+    with pytest.raises(RuntimeError, match="ended without its results"):
+        for value in split.map_parts(job, 6, 2):
+            got.append(value)
+    assert got == ["0", "1", "2a"] and time.monotonic() - t < 20
+
+
+def test_outputs_bigger_than_a_pipe_come_whole_and_in_order() -> None:
+    """A part's output of several MB (more than its worker's pipe holds, read in many reads)
+    comes whole, in the parts' order, whichever worker is done first."""
+    def job(i: int, send) -> bytes:  # type: ignore[no-untyped-def]
+        time.sleep(0.01 * (i % 3))
+        send(bytes([i]) * (3 << 20))
+        return bytes([i]) * (i << 18)
+
+    got = list(split.map_parts(job, 6, 3))
+    assert got == [x for i in range(6) for x in (bytes([i]) * (3 << 20), bytes([i]) * (i << 18))]
+
+
+def test_the_parts_numbers_fit_their_pipe() -> None:
+    """The parts' numbers are written at once, before any worker starts, into an empty pipe:
+    never more than PIPE_BUF bytes (a pipe past a user's limits holds no more; a bigger write
+    would wait for ever), so a search is never cut into more parts than that."""
+    import select
+
+    from spillscope.inspect.search.pattern import Pattern
+
+    assert split.MAX_PARTS * 4 <= select.PIPE_BUF
+    plan: list = [(f"/r/session-{i:012x}", [f"f{i}"]) for i in range(5000)]  # type: ignore[type-arg]
+    got = split.parts("/r", plan, 10_000, Pattern(r"\w", regex=True))  # no literal: dense, nothing read
+    assert got is not None and len(got) <= split.MAX_PARTS
+    with pytest.raises(ValueError):
+        list(split.map_parts(lambda i, send: i, split.MAX_PARTS + 1, 2))
+
+
 def test_a_reader_that_stops_leaves_no_worker_behind() -> None:
     def job(i: int, send) -> int:  # type: ignore[no-untyped-def]
         if i:

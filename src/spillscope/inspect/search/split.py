@@ -17,6 +17,7 @@ checks files on one native thread: the workers are the cores. Separate from
 from __future__ import annotations
 
 import os
+import select
 import sys
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -31,8 +32,11 @@ T = TypeVar("T")
 #: together (with 4, over the 1 GB mixed root, one worker ran alone for up to a part's time,
 #: about 0.1 s of a dense -E's 0.5 s), few enough that a part's own cost is nothing.
 PARTS_PER_WORKER = 12
-#: Parts at most: their numbers, written before any worker starts, fit in a pipe (64 KiB).
-MAX_PARTS = 4096
+#: Parts at most: their numbers are written before any worker starts, at once, into an empty
+#: pipe, which holds PIPE_BUF bytes whatever the system's limits (a pipe made past a user's
+#: soft limit holds a page or two: a write of more would wait for a reader that is never
+#: forked). 4096 on Linux (1024 parts), 512 where POSIX allows no more.
+MAX_PARTS = getattr(select, "PIPE_BUF", 512) // 4
 #: A root of fewer session dirs is searched in one process (the forks cost more than they save).
 MIN_DIRS = 8
 
@@ -110,7 +114,6 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
     # Here, not at the module's top: a grep that is not split starts 2 ms sooner; pickle before
     # the forks, not in each worker (each sends its results pickled, the parent loads them).
     import pickle
-    import select
     import signal
 
     processes = max(1, min(processes, count))
@@ -125,13 +128,20 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
         # of one), and taken one read each.
         if count > MAX_PARTS:
             raise ValueError(f"at most {MAX_PARTS} parts")
-        os.write(todo_w, b"".join(i.to_bytes(_NUMBER, "little") for i in range(count)))
+        numbers = b"".join(i.to_bytes(_NUMBER, "little") for i in range(count))
+        if os.write(todo_w, numbers) != len(numbers):  # at most PIPE_BUF bytes: all or none
+            raise OSError("the parts' numbers did not fit in their pipe")
         os.close(todo_w)
         todo_w = -1  # a worker's read at the end gets nothing: no part left
         for w in range(processes):
             r, wfd = os.pipe()
-            _widen(wfd)
-            pid = os.fork()
+            try:
+                _widen(wfd)
+                pid = os.fork()
+            except BaseException:
+                os.close(r)
+                os.close(wfd)
+                raise
             if pid == 0:  # the worker: parts as it takes them, then out without the parent's exit handlers
                 code = 1
                 try:
@@ -151,17 +161,21 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
         # part being read is at the head of one pipe, and a head of a later part waits.
         heads: dict[int, tuple[int, int]] = {}
         ended: set[int] = set()
+        watch = select.poll()  # not select(): it refuses a descriptor from 1024 on
+        for fd in reads:
+            watch.register(fd, select.POLLIN)
         part = 0
         while part < count:
             holder = next((k for k, (i, _) in heads.items() if i == part), None)
             if holder is None:
-                waiting = [k for k in range(processes) if k not in heads and k not in ended]
-                if not waiting:
+                if len(heads) + len(ended) == processes:
                     raise RuntimeError("a search worker ended without its results")
-                ready, _, _ = select.select([reads[k] for k in waiting], [], [])
-                for fd in ready:
+                # A pipe whose head is read, or which has ended, is not watched: only those
+                # whose next message is not known yet.
+                for fd, _ in watch.poll():
                     k = reads.index(fd)
                     head = _read(fd, _HEAD)
+                    watch.unregister(fd)
                     if len(head) != _HEAD:
                         ended.add(k)  # done (no part left to take), or gone: said above if a part is missing
                         continue
@@ -171,6 +185,7 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
             data = _read(reads[holder], size)
             if len(data) != size:
                 raise RuntimeError("a search worker ended without its results")
+            watch.register(reads[holder], select.POLLIN)  # its next message's head, when it comes
             kind, value = pickle.loads(data)
             if kind == _FAILED:
                 raise value

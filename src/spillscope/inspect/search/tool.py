@@ -129,8 +129,9 @@ def search_tool_output(path: str, pattern: Pattern, *, limit: int | None = None,
     """Hits in a tool output's exact text (its UTF-8 bytes decoded). ``prefiltered``: the
     caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is in
     (else the one its name gives); ``context`` False: the text of a hit may be left out."""
+    # runs of one: each hit handed on as soon as it is found, as before the runs
     for run in search_tool_output_runs(path, pattern, limit=limit, cancelled=cancelled, prefiltered=prefiltered,
-                                       store=store, context=context):
+                                       store=store, context=context, run_size=1):
         yield from run
 
 

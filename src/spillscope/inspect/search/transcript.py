@@ -206,8 +206,9 @@ def search_transcript(path: str, pattern: Pattern, *, limit: int | None = None,
     """Hits (and at most one finding) in a transcript, message by message. ``prefiltered``:
     the caller has already asked :func:`.prefilter.may_match`; ``store``: the storage it is
     in (else the one its name gives); ``context`` False: the text of a hit may be left out."""
+    # runs of one: each hit handed on as soon as it is found, as before the runs
     for ev in search_transcript_runs(path, pattern, limit=limit, cancelled=cancelled, max_line_bytes=max_line_bytes,
-                                     prefiltered=prefiltered, store=store, context=context):
+                                     prefiltered=prefiltered, store=store, context=context, run_size=1):
         if isinstance(ev, _LocatedRun):
             message, role = ev.message, ev.role
             for h in ev.hits:
