@@ -4,8 +4,9 @@ The search's Python (a record per hit, the walk, each artifact's bookkeeping) ho
 threads only make it contend, so a dense pattern over a root of many artifacts ran on one
 core (``grep -E`` over the 1 GB mixed root: 1.4 s, its user time as long). Here the root's
 session dirs (:func:`~..scan.searchable.searchable_plan`) are cut into contiguous parts, a
-few per core so that uneven dirs even out, and each part is searched in a forked worker by
-the caller's ``job``; :func:`map_parts` yields what each job hands over (pieces of its output,
+dozen per core so that uneven dirs and uneven CPUs even out, and each part is searched in a
+forked worker (the next part not yet taken, when the worker is done with one) by the
+caller's ``job``; :func:`map_parts` yields what each job hands over (pieces of its output,
 then its result) in the parts' order as it comes, so the output is the one search's, in its
 order. Forked, not spawned: a worker starts
 with everything the parent imported and compiled (a fork is a millisecond, an import of the
@@ -121,7 +122,7 @@ def map_parts(job: Callable[[int, Callable[[T], None]], T], count: int, processe
         stream.flush()  # nothing buffered is written twice (a worker ends with os._exit)
     parent = os.getpid()
     pids: list[int] = []
-    reads: list[int] = []  # each worker's pipe, read unbuffered: select says what is in the pipe, not in a buffer
+    reads: list[int] = []  # each worker's pipe, read unbuffered: poll says what is in the pipe, not in a buffer
     todo_r, todo_w = os.pipe()
     try:
         # Every part's number, all written before any worker starts (so no read ever gets part
