@@ -360,12 +360,9 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
     batch: Batch = []
 
     def add(message: int | None, role: str | None, run: list[MessageHit]) -> None:
-        if linked:
-            batch.extend([record(SearchHit, (path, session, session_dir, kind, message, role, h.start, h.end,
-                                             was_seen(message, h), h.before, h.match, h.after)) for h in run])
-        else:
-            batch.extend([record(SearchHit, (path, session, session_dir, kind, message, role, h.start, h.end, None,
-                                             h.before, h.match, h.after)) for h in run])
+        batch.extend([record(SearchHit, (path, session, session_dir, kind, message, role, h.start, h.end,
+                                         was_seen(message, h) if linked else None, h.before, h.match, h.after))
+                      for h in run])
 
     def full() -> Iterator[Batch]:
         """The batch's full lists, the rest kept in it."""
