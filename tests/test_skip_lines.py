@@ -458,3 +458,94 @@ def test_lone_quote_lines_in_a_big_message_are_reported_as_the_parser_reports_th
     assert got["windows"] == got["python"]
     assert got["whole"] == got["python"]
     assert got["python"][0] in (0, 1), got["python"]
+
+
+#: What the clean pass of the fused skip (sk_clean512) must never take for clean, each put
+#: into a line: invalid or cut-off UTF-8, a raw control, an unescaped quote, an escape it does
+#: not take, a blank line, a lone quote line, a short line, a raw CR before a newline.
+FAULTS = [b"\xff", b"\xe7\x95", b"\xc3", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\x01", b"\x00", b'"', b"\\u0041",
+          b"\\/", b"\\x", b"\n", b'"\n\n"', b'"\n"\n"', b'"\nab"\n"', b'\r"\n"', b"\\", b"\\\\\\"]
+CHUNK = 4096  # SK_CLEAN_CHUNK
+
+
+def _canonical_lines(raw: bytes) -> bool:
+    """Whether ``raw`` is whole fragment lines each spelt as the writer spells its string."""
+    if not raw.endswith(b"\n"):
+        return False
+    for line in raw[:-1].split(b"\n"):
+        try:
+            text = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return False
+        if not isinstance(text, str) or js_json_string(text).encode("utf-8", "surrogatepass") != line:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_clean_pass_takes_no_fault_or_needle_at_any_place_about_its_chunks(tmp_path: Path, seed: int) -> None:
+    """The fused skip with its clean pass (chunks of 4 KiB checked at once, taken again block by
+    block where anything is) against the skip without it, on messages of many chunks with a
+    fault or a needle put about a chunk's edges (and anywhere): what it passes is whole lines
+    spelt as the writer spells them, counted as the decoder counts them, with no needle; and it
+    passes as much as the block loop alone, less a chunk."""
+    nat = native.NATIVE
+    if nat is None or not nat.skip_clean():
+        pytest.skip("the clean pass needs AVX-512BW")
+    rng = random.Random(seed)
+    wrong: list[object] = []
+    needle_text = "quartzite handover"
+    for case in range(160):
+        alphabet = rng.choice([ALPHABET, ["a", "b", " ", "é", "界", "😀"], ["a", " ", "q", "z"],
+                               ["a", "b", "\\", '"', "\n", "\t", "é"], ["x"]])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.choice([3000, 12000, 40000])))
+        if rng.random() < 0.5:  # a few escapes among plain text: chunks it takes hold them
+            for _ in range(rng.randrange(1, 40)):
+                k = rng.randrange(len(text))
+                text = text[:k] + rng.choice(["\\", "\\b", "\\n", '"', "\n", "\\\\", '\\"', "\t", "\x7f"]) + text[k:]
+        body = lines_of(text)
+        edge = CHUNK * rng.randrange(1, max(2, len(body) // CHUNK)) + rng.randrange(-140, 140)
+        at = max(0, min(len(body) - 1, edge if rng.random() < 0.8 else rng.randrange(len(body))))
+        what = rng.random()
+        if what < 0.35:
+            body = body[:at] + rng.choice(FAULTS) + body[at:]
+        elif what < 0.6:  # the needle's text, put into the text at about that place
+            cut = at // 2
+            text = text[:cut] + needle_text + text[cut:]
+            body = lines_of(text)
+        elif what < 0.75:  # the needle over three lines, the middle one short (the join finds it)
+            # (cut in each half where k is 8: only the join finds it then)
+            cut, k = at // 2, rng.choice([8, rng.randrange(1, len(needle_text) - 3)])
+            before = lines_of(text[:cut] + needle_text[:k])
+            middle = b'"' + needle_text[k:k + 2].encode() + b'"\n'
+            body = before + middle + lines_of(needle_text[k + 2:] + text[cut:])
+        folded = rng.random() < 0.3
+        enc = js_json_string(needle_text)[1:-1].encode()
+        keep = rng.choice([0, 100])
+        data = HEAD + body + b"\n### Message 2: user\n\n\"xqz\"\n"
+        got = {}
+        for clean in (1, 0):
+            nat.skip_clean(clean)
+            try:
+                got[clean] = skip(nat, tmp_path, data, enc, folded, keep)
+            finally:
+                nat.skip_clean(1)
+        to, cps, nbytes = got[1]
+        if to == len(HEAD):
+            if (cps, nbytes) != (0, 0):
+                wrong.append((case, "counts without a skip"))
+        else:
+            passed = data[len(HEAD):to]
+            if not _canonical_lines(passed):
+                wrong.append((case, "passed a fault", at))
+                continue
+            joined = deframe(passed)
+            if (cps, nbytes) != measure_escaped(joined):
+                wrong.append((case, "counts", at))
+            hay = deframe(body) if _canonical_lines(body) else joined
+            first = (hay.lower() if folded else hay).find(enc)
+            if first != -1 and first < len(joined) + keep:
+                wrong.append((case, "skipped a needle", at, first, len(joined)))
+        if to < got[0][0] - CHUNK - 1024:
+            wrong.append((case, "passed less than the block loop", to, got[0][0]))
+    assert not wrong, wrong[:5]

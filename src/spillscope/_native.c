@@ -808,6 +808,7 @@ static inline int use_simd(void) {
     return simd_ok;
 }
 static int avx512_ok = -1;
+static int sk_clean_ok = 1; /* the fused skip's clean pass (sk_clean512) runs: skip_clean() */
 static int avx512_supported(void) {
     __builtin_cpu_init();
     return simd_supported() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
@@ -953,6 +954,19 @@ static PyObject *native_avx512(PyObject *self, PyObject *args) {
 #ifdef HAVE_SIMD_STATS
     if (flag >= 0) avx512_ok = flag && avx512_supported();
     return PyBool_FromLong(use_avx512());
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
+/* skip_clean(flag=-1) -> bool: whether the fused skip takes clean chunks in its clean pass
+ * (sk_clean512; 0 or 1 switches it: the tests run the skip with and without it). */
+static PyObject *native_skip_clean(PyObject *self, PyObject *args) {
+    int flag = -1;
+    if (!PyArg_ParseTuple(args, "|i", &flag)) return NULL;
+#ifdef HAVE_SIMD_STATS
+    if (flag >= 0) sk_clean_ok = flag != 0;
+    return PyBool_FromLong(sk_clean_ok && use_avx512());
 #else
     Py_RETURN_FALSE;
 #endif
@@ -2788,6 +2802,96 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
 }
 
+/* The clean pass of the fused skip (sk_clean512): the blocks of a chunk checked with no scalar
+ * step a block but the joins' distances, what each block of sk_block would find ORed together
+ * and looked at once a chunk: nothing irregular, no half that may start, no two joins too
+ * close, and no two joins in one block (lines of 64 code points never put two there). Where
+ * anything is, the chunk is taken again block by block (sk_block decides, exactly), and the
+ * clean pass waits SK_CLEAN_CHUNK << backoff bytes before it tries again. Without the carried
+ * state of sk_block: the byte before each is loaded with it (a quote is escaped where a
+ * backslash precedes it, as no backslash is escaped: two in a row make the chunk irregular),
+ * and the byte after it. A block was 44 cycles of sk_block's scalar steps, spilled registers
+ * and branches; here it is the vector work and a dozen scalar instructions. */
+#define SK_CLEAN_CHUNK 4096
+#define SK_CLEAN_BACKOFF 6 /* after failures in a row, up to 64 chunks block by block */
+
+typedef struct {
+    __m512i nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi;
+} sk_clean_consts;
+
+/* Clean chunks from st->seg's line on, block-aligned at ``i`` (relative to st->in), while a
+ * chunk and its reach fit in ``avail``: each one clean is taken into ``st`` (its counts, its
+ * last join, a line start in the ring); returns where the first chunk that is not begins. */
+AVX512_TARGET static inline __attribute__((always_inline)) Py_ssize_t
+sk_clean512(sk_state *st, Py_ssize_t i, Py_ssize_t avail, Py_ssize_t reach, const sk_clean_consts *k,
+            const utf8_consts512 *u8, const sk_half512 *ha, const sk_half512 *hb, const int folded) {
+    const unsigned char *in = st->in;
+    const Py_ssize_t apart = st->m + 2;
+    /* the byte before i a backslash that does not escape it (a pair's second): not here */
+    if (in[i - 1] == '\\' && !(st->prev_escaped & 1)) return i;
+    while (i + SK_CLEAN_CHUNK + reach <= avail) {
+        const Py_ssize_t c0 = i, c1 = i + SK_CLEAN_CHUNK;
+        Py_ssize_t last_nl = st->seg - 2;
+        uint64_t err = 0, close = 0;
+        long long nc = 0, ne = 0, nn = 0;
+        __m512i prev = c0 >= 64 ? _mm512_loadu_si512((const void *)(in + c0 - 64)) : _mm512_setzero_si512();
+        __m512i uerr = _mm512_setzero_si512();
+        for (Py_ssize_t b = c0; b < c1; b += 64) {
+            _mm_prefetch((const char *)(in + b + SCAN_AHEAD), _MM_HINT_T0);
+            const unsigned char *p = in + b;
+            __m512i v = _mm512_loadu_si512((const void *)p);
+            __m512i vp = _mm512_loadu_si512((const void *)(p - 1)), vn = _mm512_loadu_si512((const void *)(p + 1));
+            uint64_t nl = _mm512_cmpeq_epi8_mask(v, k->nl), q = _mm512_cmpeq_epi8_mask(v, k->qt);
+            uint64_t bs = _mm512_cmpeq_epi8_mask(v, k->bsl), bsp = _mm512_cmpeq_epi8_mask(vp, k->bsl);
+            uint64_t nlp = _mm512_cmpeq_epi8_mask(vp, k->nl), nln = _mm512_cmpeq_epi8_mask(vn, k->nl);
+            uint64_t controls = _mm512_mask_cmple_epu8_mask(~nl, v, k->c1f);
+            uint64_t cont = _mm512_cmplt_epi8_mask(v, k->cont_below);
+            __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(k->esc_lo, _mm512_and_si512(v, u8->nib)),
+                                         _mm512_shuffle_epi8(k->esc_hi,
+                                                             _mm512_and_si512(_mm512_srli_epi16(v, 4), u8->nib)));
+            uint64_t esc_class = _mm512_mask_test_epi8_mask(bsp, c, c);
+            /* as sk_block's ``bad``: the quotes not escaped exactly those next to a newline, an
+             * escape one of " \ b f n r t, no line a lone quote; and no escaped backslash */
+            err |= controls | (bs & bsp) | (bsp & ~esc_class) | ((q & ~bsp) ^ (nlp | nln)) | (q & nlp & nln);
+            err |= sk_half_mask512(p, ha, folded) | sk_half_mask512(p, hb, folded);
+            uerr = _mm512_or_si512(uerr, UTF8_ERRORS(512, u8, v, _mm512_permutex2var_epi64(prev, u8->lanes, v)));
+            prev = v;
+            /* the joins' distances, as pf_block_joins (two in a block: the exact loop) */
+            Py_ssize_t j = b + __builtin_ctzll(nl | (1ULL << 63));
+            close |= (uint64_t)((nl != 0) & (j - last_nl < apart)) | (nl & (nl - 1));
+            last_nl = nl ? b + 63 - __builtin_clzll(nl) : last_nl;
+            nc += __builtin_popcountll(cont), ne += __builtin_popcountll(bsp), nn += __builtin_popcountll(nl);
+        }
+        if (err | close || _mm512_test_epi8_mask(uerr, uerr)) return c0;
+        /* the chunk taken: sk_block's state at c1 */
+        st->ncont += nc, st->nesc += ne, st->nnl += nn;
+        if (last_nl != st->seg - 2) {
+            st->seg = last_nl + 2;
+            st->o = st->seg - 1 - 3 * st->nnl;
+            /* its last line start kept, counted: the counts less those of the bytes after it
+             * (no newline there; its escapes and continuation bytes counted again) */
+            Py_ssize_t r = last_nl + 1;
+            long long tc = 0, te = 0;
+            for (Py_ssize_t b = r; b < c1; b += 64) {
+                __mmask64 take = c1 - b >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (c1 - b)) - 1;
+                __m512i v = _mm512_loadu_si512((const void *)(in + b)), vp = _mm512_loadu_si512((const void *)(in + b - 1));
+                tc += __builtin_popcountll(_mm512_mask_cmplt_epi8_mask(take, v, k->cont_below));
+                te += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(take, vp, k->bsl));
+            }
+            long long c = st->ncont - tc, e = st->nesc - te, l = st->nnl;
+            sk_point pt = {st->base + r, st->cp0 + r - c - e - 3 * l, st->ub0 + r - e - 3 * l, r - 3 * l};
+            st->ring[st->nring % SK_RING] = pt;
+            st->nring++;
+        }
+        /* the byte at c1 escaped where the one before is a backslash (not itself escaped) */
+        st->prev_escaped = in[c1 - 1] == '\\';
+        st->prev_nl = (uint64_t)(in[c1 - 2] == '\n') | ((uint64_t)(in[c1 - 1] == '\n') << 1);
+        st->due = c1;
+        i = c1;
+    }
+    return i;
+}
+
 /* sk_read_impl with AVX-512BW: a block's masks from one 64-byte vector, compared straight into
  * mask registers, its UTF-8 looked up once (utf8_errors512) where it has a byte >= 0x80. */
 AVX512_TARGET static inline __attribute__((always_inline)) int
@@ -2816,10 +2920,26 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     __asm__("" : "+v"(ha.c1), "+v"(ha.c2), "+v"(ha.c3), "+v"(ha.fold), "+v"(hb.c1), "+v"(hb.c2), "+v"(hb.c3));
     hb.fold = ha.fold;
     __m512i prev = _mm512_setzero_si512(); /* the UTF-8 check's block before */
-    sk_masks k;
+    sk_masks k = {0, 0, 0, 0, 0, 0, 0, 0};
     int held = 0;
+    /* fused: the clean pass (sk_clean512) takes what it can; a chunk it does not, and the ones
+     * it then waits over, are the block loop's (up to ``until``) */
+    const sk_clean_consts kc = {nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi};
+    Py_ssize_t until = avail, clean_at = fused && sk_clean_ok ? 0 : avail;
+    int backoff = 0;
     for (;;) {
-    for (; i + reach <= avail; i += 64) {
+    if (i >= clean_at) {
+        Py_ssize_t from = i;
+        i = sk_clean512(&st, i, avail, reach, &kc, &u8, &ha, &hb, folded);
+        if (i != from) {
+            prev = _mm512_loadu_si512((const void *)(in + i - 64));
+            incomplete = sk_ends_begun(in + i - 64);
+            backoff = 0;
+        }
+        until = clean_at = i + ((Py_ssize_t)SK_CLEAN_CHUNK << backoff);
+        if (backoff < SK_CLEAN_BACKOFF) backoff++;
+    }
+    for (; i + reach <= avail && i < until; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
@@ -2840,7 +2960,14 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
         prev = v;
         SK_STEP(sk_half_mask512, &ha, &hb)
     }
-    SK_VERIFY
+    if (held) {
+        held = 0;
+        int r = sk_block(&st, i, &k, found_at, searched, fused, 1);
+        SK_VERDICT(r)
+        i += 64;
+        continue;
+    }
+    if (bad_block || i + reach > avail) break;
     }
     *nring = st.nring;
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
@@ -2978,6 +3105,7 @@ static PyMethodDef methods[] = {
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
     {"avx512", native_avx512, METH_VARARGS, "avx512(flag=-1) -> bool"},
+    {"skip_clean", native_skip_clean, METH_VARARGS, "skip_clean(flag=-1) -> bool"},
     {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, out) -> (int, int)"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
