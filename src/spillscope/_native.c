@@ -2802,16 +2802,17 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
     return sk_finish(&st, i, bad_block, found_at, searched, fused);
 }
 
-/* The clean pass of the fused skip (sk_clean512): the blocks of a chunk checked with no scalar
- * step a block but the joins' distances, what each block of sk_block would find ORed together
- * and looked at once a chunk: nothing irregular, no half that may start, no two joins too
- * close, and no two joins in one block (lines of 64 code points never put two there). Where
+/* The clean pass of the fused skip (sk_clean512): a chunk's blocks checked with no scalar step
+ * a block but the joins' distances, what sk_block would find in each ORed together and looked
+ * at once a chunk: nothing irregular, no half that may start, no two joins too close (nor two
+ * in one block: lines of 64 code points never put two there, nor a lone quote line). Where
  * anything is, the chunk is taken again block by block (sk_block decides, exactly), and the
- * clean pass waits SK_CLEAN_CHUNK << backoff bytes before it tries again. Without the carried
- * state of sk_block: the byte before each is loaded with it (a quote is escaped where a
- * backslash precedes it, as no backslash is escaped: two in a row make the chunk irregular),
- * and the byte after it. A block was 44 cycles of sk_block's scalar steps, spilled registers
- * and branches; here it is the vector work and a dozen scalar instructions. */
+ * clean pass waits SK_CLEAN_CHUNK << backoff bytes before it tries again. Without sk_block's
+ * carried state: the byte before each is loaded with it (a quote is escaped where a backslash
+ * precedes it, as no backslash is escaped here: the escapes' class leaves out the backslash,
+ * so that two in a row are irregular), and the byte after it. UTF-8 and the continuation
+ * bytes are a second pass over the chunk (in L1), only where it has a byte >= 0x80.
+ * sk_block's scalar steps, spilled registers and branches were most of a block's time. */
 #define SK_CLEAN_CHUNK 4096
 #define SK_CLEAN_BACKOFF 6 /* after failures in a row, up to 64 chunks block by block */
 
@@ -2819,9 +2820,18 @@ typedef struct {
     __m512i nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi;
 } sk_clean_consts;
 
-/* Clean chunks from st->seg's line on, block-aligned at ``i`` (relative to st->in), while a
- * chunk and its reach fit in ``avail``: each one clean is taken into ``st`` (its counts, its
- * last join, a line start in the ring); returns where the first chunk that is not begins. */
+/* Bit k set where the half may start at p + k by its two rarest bytes (sk_half_mask512 less
+ * the third: a chunk where one may is taken again block by block, which compares three). */
+AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_pair512(const unsigned char *p,
+                                                                                    const sk_half512 *x, int folded) {
+    __m512i a = _mm512_loadu_si512((const void *)(p + x->r1)), b = _mm512_loadu_si512((const void *)(p + x->r2));
+    if (folded) a = _mm512_or_si512(a, x->fold), b = _mm512_or_si512(b, x->fold);
+    return _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(a, x->c1), b, x->c2);
+}
+
+/* Clean chunks from ``i`` on (block-aligned, relative to st->in), while a chunk and its reach
+ * fit in ``avail``: each one clean is taken into ``st`` (its counts, its last join, a line
+ * start in the ring); returns where the first chunk that is not begins. */
 AVX512_TARGET static inline __attribute__((always_inline)) Py_ssize_t
 sk_clean512(sk_state *st, Py_ssize_t i, Py_ssize_t avail, Py_ssize_t reach, const sk_clean_consts *k,
             const utf8_consts512 *u8, const sk_half512 *ha, const sk_half512 *hb, const int folded) {
@@ -2834,35 +2844,44 @@ sk_clean512(sk_state *st, Py_ssize_t i, Py_ssize_t avail, Py_ssize_t reach, cons
         Py_ssize_t last_nl = st->seg - 2;
         uint64_t err = 0, close = 0;
         long long nc = 0, ne = 0, nn = 0;
-        __m512i prev = c0 >= 64 ? _mm512_loadu_si512((const void *)(in + c0 - 64)) : _mm512_setzero_si512();
-        __m512i uerr = _mm512_setzero_si512();
+        __m512i high = _mm512_setzero_si512();
         for (Py_ssize_t b = c0; b < c1; b += 64) {
             _mm_prefetch((const char *)(in + b + SCAN_AHEAD), _MM_HINT_T0);
             const unsigned char *p = in + b;
             __m512i v = _mm512_loadu_si512((const void *)p);
             __m512i vp = _mm512_loadu_si512((const void *)(p - 1)), vn = _mm512_loadu_si512((const void *)(p + 1));
             uint64_t nl = _mm512_cmpeq_epi8_mask(v, k->nl), q = _mm512_cmpeq_epi8_mask(v, k->qt);
-            uint64_t bs = _mm512_cmpeq_epi8_mask(v, k->bsl), bsp = _mm512_cmpeq_epi8_mask(vp, k->bsl);
+            uint64_t bsp = _mm512_cmpeq_epi8_mask(vp, k->bsl);
             uint64_t nlp = _mm512_cmpeq_epi8_mask(vp, k->nl), nln = _mm512_cmpeq_epi8_mask(vn, k->nl);
-            uint64_t controls = _mm512_mask_cmple_epu8_mask(~nl, v, k->c1f);
-            uint64_t cont = _mm512_cmplt_epi8_mask(v, k->cont_below);
-            __m512i c = _mm512_and_si512(_mm512_shuffle_epi8(k->esc_lo, _mm512_and_si512(v, u8->nib)),
-                                         _mm512_shuffle_epi8(k->esc_hi,
-                                                             _mm512_and_si512(_mm512_srli_epi16(v, 4), u8->nib)));
-            uint64_t esc_class = _mm512_mask_test_epi8_mask(bsp, c, c);
-            /* as sk_block's ``bad``: the quotes not escaped exactly those next to a newline, an
-             * escape one of " \ b f n r t, no line a lone quote; and no escaped backslash */
-            err |= controls | (bs & bsp) | (bsp & ~esc_class) | ((q & ~bsp) ^ (nlp | nln)) | (q & nlp & nln);
-            err |= sk_half_mask512(p, ha, folded) | sk_half_mask512(p, hb, folded);
-            uerr = _mm512_or_si512(uerr, UTF8_ERRORS(512, u8, v, _mm512_permutex2var_epi64(prev, u8->lanes, v)));
-            prev = v;
+            /* a raw control other than a newline: controls and newlines differ */
+            uint64_t controls = _mm512_cmple_epu8_mask(v, k->c1f);
+            /* a byte after a backslash that is not one of " b f n r t (a backslash too) */
+            uint64_t bad_esc = _mm512_mask_testn_epi8_mask(
+                bsp, _mm512_shuffle_epi8(k->esc_lo, _mm512_and_si512(v, u8->nib)),
+                _mm512_shuffle_epi8(k->esc_hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), u8->nib)));
+            /* as sk_block's ``bad``: the quotes not escaped exactly those next to a newline */
+            err |= (controls ^ nl) | bad_esc | ((q & ~bsp) ^ (nlp | nln));
+            err |= sk_half_pair512(p, ha, folded) | sk_half_pair512(p, hb, folded);
+            high = _mm512_or_si512(high, v);
             /* the joins' distances, as pf_block_joins (two in a block: the exact loop) */
             Py_ssize_t j = b + __builtin_ctzll(nl | (1ULL << 63));
             close |= (uint64_t)((nl != 0) & (j - last_nl < apart)) | (nl & (nl - 1));
             last_nl = nl ? b + 63 - __builtin_clzll(nl) : last_nl;
-            nc += __builtin_popcountll(cont), ne += __builtin_popcountll(bsp), nn += __builtin_popcountll(nl);
+            ne += __builtin_popcountll(bsp), nn += __builtin_popcountll(nl);
         }
-        if (err | close || _mm512_test_epi8_mask(uerr, uerr)) return c0;
+        if (err | close) return c0;
+        if (_mm512_movepi8_mask(high)) {
+            /* UTF-8, and the continuation bytes counted, a second pass over the chunk */
+            __m512i prev = c0 >= 64 ? _mm512_loadu_si512((const void *)(in + c0 - 64)) : _mm512_setzero_si512();
+            __m512i uerr = _mm512_setzero_si512();
+            for (Py_ssize_t b = c0; b < c1; b += 64) {
+                __m512i v = _mm512_loadu_si512((const void *)(in + b));
+                uerr = _mm512_or_si512(uerr, UTF8_ERRORS(512, u8, v, _mm512_permutex2var_epi64(prev, u8->lanes, v)));
+                nc += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, k->cont_below));
+                prev = v;
+            }
+            if (_mm512_test_epi8_mask(uerr, uerr)) return c0;
+        }
         /* the chunk taken: sk_block's state at c1 */
         st->ncont += nc, st->nesc += ne, st->nnl += nn;
         if (last_nl != st->seg - 2) {
@@ -2924,7 +2943,10 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     int held = 0;
     /* fused: the clean pass (sk_clean512) takes what it can; a chunk it does not, and the ones
      * it then waits over, are the block loop's (up to ``until``) */
-    const sk_clean_consts kc = {nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi};
+    /* the escapes' class less the backslash (sk_clean512: an escaped one is irregular there) */
+    __m512i clean_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 0, 0, 4, 0));
+    __asm__("" : "+v"(clean_lo));
+    const sk_clean_consts kc = {nl, qt, bsl, c1f, cont_below, clean_lo, esc_hi};
     Py_ssize_t until = avail, clean_at = fused && sk_clean_ok ? 0 : avail;
     int backoff = 0;
     for (;;) {
