@@ -549,3 +549,40 @@ def test_the_clean_pass_takes_no_fault_or_needle_at_any_place_about_its_chunks(t
         if to < got[0][0] - CHUNK - 1024:
             wrong.append((case, "passed less than the block loop", to, got[0][0]))
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("middle", ["e ", "tzite hand", "rtzite hando"])
+def test_a_needle_over_a_short_middle_line_is_never_skipped_at_any_offset(tmp_path: Path, middle: str) -> None:
+    """A needle whose halves are each cut by a join, its middle line short: only the join finds
+    it, so the skip must leave the fused search at the short line (two joins closer than the
+    needle), at every offset of that line about a block's edge and a chunk's. (In the last two,
+    each half's two rarest bytes, q z and d v, are cut apart too: no pair of them is in one
+    line to make a candidate of.)"""
+    nat = native.NATIVE
+    if nat is None or not nat.simd():
+        pytest.skip("the skip needs AVX2")
+    needle = "quartzite handover"
+    k = needle.index(middle)
+    wrong = []
+    for clean in (1, 0):
+        nat.skip_clean(clean)
+        try:
+            for shift in range(0, 200, 3):
+                # (the lines about the short one long: no other two joins in one block)
+                lines = ["a" * (64 + shift)] + ["a" * 64] * rng_lines(shift) + ["a" * 64 + needle[:k], middle,
+                                                                                 needle[k + len(middle):] + "a" * 64]
+                lines += ["a" * 64] * 200  # past the chunk the needle is in, and its reach
+                body = b"".join(b'"' + line.encode() + b'"\n' for line in lines)
+                data = HEAD + body
+                to, _, _ = skip(nat, tmp_path, data, js_json_string(needle)[1:-1].encode(), False, 0)
+                joined = deframe(data[len(HEAD):to]) if to > len(HEAD) else b""
+                if needle.encode() in joined or len(joined) > deframe(body).find(needle.encode()):
+                    wrong.append((clean, shift))
+        finally:
+            nat.skip_clean(1)
+    assert not wrong, wrong[:5]
+
+
+def rng_lines(shift: int) -> int:
+    """Lines before the needle: past a chunk or two of the clean pass, by the shift."""
+    return 60 + (shift * 7) % 90
