@@ -1739,3 +1739,67 @@ def test_a_character_split_over_two_lines_is_a_malformed_artifact_on_every_path(
                           capture_output=True, env=env, timeout=120)
     assert (proc.returncode, proc.stdout) == (1, b"")
     assert proc.stderr.decode().count("malformed-artifact") == len(list(sdir.iterdir())) == 15
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_native_message_text_clean_pass_is_the_parser_s_text_or_declines_about_its_chunks(seed: int) -> None:
+    """The unescape's clean pass (4 KiB chunks taken with nothing carried from block to block,
+    one with anything odd taken again by the block loop) on messages of many chunks: the parser's
+    exact text, or a decline, with a fault planted about a chunk's edge or anywhere (each fault
+    of the test above, and a backslash pair, a \\/ and a \\u at the edge), and the same as the
+    block loop alone gives."""
+    nat = native.NATIVE
+    if nat is None or not nat.clean_passes():
+        pytest.skip("the clean pass needs AVX-512 VBMI2")
+    rng = random.Random(seed)
+    out = bytearray(1 << 20)
+    faults = [b'"', b"\x01", b"\n", b'\\"\n"', b'"\n"\n"', b"\\u0041", b"\\ud83d\\ude00", b"\\q", b"\\", b"\xff",
+              b"\xc3", b'"\r\n"', b"\\/", b"\\\\", b'\xe7"\n"\x95\x8c', b"\\\\\\", b"\\n", b"\\t", b'\n"']
+    wrong = []
+    for case in range(80):
+        atoms = rng.choice([["a", "b c", "é", "界", "😀", "\n"], ["x"], ["a", "\\", '"', "\t", "/", "\b", "é"],
+                            ["word ", "more ", "\n"]])
+        text = "".join(rng.choice(atoms) for _ in range(rng.choice([3000, 9000, 30000])))
+        step = rng.choice([64, 64, 64, 7, 200])
+        lines = b"".join(js_json_string(text[i : i + step]).encode() + b"\n" for i in range(0, len(text), step))
+        if rng.random() < 0.7:
+            edge = 4096 * rng.randrange(1, max(2, len(lines) // 4096)) + rng.randrange(-70, 70)
+            where = rng.random()  # about a chunk's edge, anywhere, or in the first line (in no block)
+            at = edge if where < 0.7 else 1 if where < 0.8 else rng.randrange(1, len(lines) - 1)
+            at = max(1, min(len(lines) - 2, at))
+            lines = lines[:at] + rng.choice(faults) + lines[at:]
+        if not (lines[:1] == b'"' and lines[-2:] == b'"\n'):
+            continue
+        got = {}
+        for clean in (1, 0):
+            nat.clean_passes(clean)
+            try:
+                got[clean] = nat_text(nat, lines, 0, len(lines), out)
+            finally:
+                nat.clean_passes(1)
+        want = _lines_text(lines)
+        if got[1] != got[0] or (got[1] is not None and got[1] != want) or (want is not None and got[0] is None
+                                                                              and b"\\u" not in lines):
+            wrong.append((case, got[1] is None, got[0] is None, want is None))
+    assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("cut", [b"\xc3", b"\xe7\x95", b"\xf0\x9f\x98", b"\xe7"])
+def test_native_message_text_declines_a_character_cut_short_at_a_chunk_s_end_before_ascii(cut: bytes) -> None:
+    """A character begun in the last bytes of a clean pass's chunk and never finished, the next
+    chunk all ASCII (whose UTF-8 check is then only whether the one before ended well): declined
+    at every offset about the first chunks' edges, as the block loop declines it."""
+    nat = native.NATIVE
+    if nat is None:
+        pytest.skip("the C accelerator is not built")
+    out = bytearray(1 << 16)
+    text = "x" * 20000
+    lines = b"".join(js_json_string(text[i : i + 64]).encode() + b"\n" for i in range(0, len(text), 64))
+    wrong = []
+    for edge in (4097, 8193, 12289):
+        for at in range(edge - 8, edge + 4):
+            bad = lines[:at] + cut + lines[at:]
+            got = nat_text(nat, bad, 0, len(bad), out)
+            if got is not None:
+                wrong.append(at)
+    assert not wrong, wrong[:5]

@@ -490,7 +490,7 @@ def test_the_clean_pass_takes_no_fault_or_needle_at_any_place_about_its_chunks(t
     spelt as the writer spells them, counted as the decoder counts them, with no needle; and it
     passes as much as the block loop alone, less a chunk."""
     nat = native.NATIVE
-    if nat is None or not nat.skip_clean():
+    if nat is None or not nat.clean_passes():
         pytest.skip("the clean pass needs AVX-512BW")
     rng = random.Random(seed)
     wrong: list[object] = []
@@ -525,11 +525,11 @@ def test_the_clean_pass_takes_no_fault_or_needle_at_any_place_about_its_chunks(t
         data = HEAD + body + b"\n### Message 2: user\n\n\"xqz\"\n"
         got = {}
         for clean in (1, 0):
-            nat.skip_clean(clean)
+            nat.clean_passes(clean)
             try:
                 got[clean] = skip(nat, tmp_path, data, enc, folded, keep)
             finally:
-                nat.skip_clean(1)
+                nat.clean_passes(1)
         to, cps, nbytes = got[1]
         if to == len(HEAD):
             if (cps, nbytes) != (0, 0):
@@ -565,7 +565,7 @@ def test_a_needle_over_a_short_middle_line_is_never_skipped_at_any_offset(tmp_pa
     k = needle.index(middle)
     wrong = []
     for clean in (1, 0):
-        nat.skip_clean(clean)
+        nat.clean_passes(clean)
         try:
             for shift in range(0, 200, 3):
                 # (the lines about the short one long: no other two joins in one block)
@@ -579,10 +579,30 @@ def test_a_needle_over_a_short_middle_line_is_never_skipped_at_any_offset(tmp_pa
                 if needle.encode() in joined or len(joined) > deframe(body).find(needle.encode()):
                     wrong.append((clean, shift))
         finally:
-            nat.skip_clean(1)
+            nat.clean_passes(1)
     assert not wrong, wrong[:5]
 
 
 def rng_lines(shift: int) -> int:
     """Lines before the needle: past a chunk or two of the clean pass, by the shift."""
     return 60 + (shift * 7) % 90
+
+
+@pytest.mark.parametrize("cut", [b"\xc3", b"\xe7\x95", b"\xf0\x9f\x98", b"\xe7"])
+def test_a_character_cut_short_at_a_chunk_s_end_before_ascii_is_never_skipped(tmp_path: Path, cut: bytes) -> None:
+    """A character begun in the last bytes of a clean pass's chunk and never finished, the next
+    chunk all ASCII (whose UTF-8 check is then only whether the one before ended well): the
+    skip never passes it, at every offset about the first chunks' edges."""
+    nat = native.NATIVE
+    if nat is None or not nat.simd():
+        pytest.skip("the skip needs AVX2")
+    lines = [b"a" * 64] * 400
+    body = b"".join(b'"' + line + b'"\n' for line in lines)
+    wrong = []
+    for edge in (4096, 8192, 12288):
+        for at in range(edge - 8, edge + 4):
+            data = HEAD + body[:at] + cut + body[at:]
+            to, _, _ = skip(nat, tmp_path, data, b"absent from it, this needle", False, 0)
+            if to > len(HEAD) + at:
+                wrong.append(at)
+    assert not wrong, wrong[:5]

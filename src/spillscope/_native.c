@@ -808,7 +808,8 @@ static inline int use_simd(void) {
     return simd_ok;
 }
 static int avx512_ok = -1;
-static int sk_clean_ok = 1; /* the fused skip's clean pass (sk_clean512) runs: skip_clean() */
+static int sk_clean_ok = 1; /* the clean passes (sk_clean512, un_clean512) run: clean_passes() */
+#define SK_CLEAN_BACKOFF 6 /* a clean pass's failures in a row: up to 64 chunks block by block */
 static int avx512_supported(void) {
     __builtin_cpu_init();
     return simd_supported() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
@@ -819,9 +820,11 @@ static inline int use_avx512(void) {
     return avx512_ok && use_simd();
 }
 static int vbmi2_ok = -1;
-/* AVX-512 VBMI2 (vpcompressb) where the CPU has it and AVX-512 is in use (avx512(False) turns it off) */
+/* AVX-512 VBMI2 (vpcompressb) and VBMI (vpermi2b) where the CPU has them and AVX-512 is in use
+ * (avx512(False) turns it off) */
 static inline int use_vbmi2(void) {
-    if (vbmi2_ok < 0) vbmi2_ok = avx512_supported() && __builtin_cpu_supports("avx512vbmi2");
+    if (vbmi2_ok < 0)
+        vbmi2_ok = avx512_supported() && __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512vbmi");
     return vbmi2_ok && use_avx512();
 }
 #endif
@@ -959,9 +962,10 @@ static PyObject *native_avx512(PyObject *self, PyObject *args) {
 #endif
 }
 
-/* skip_clean(flag=-1) -> bool: whether the fused skip takes clean chunks in its clean pass
- * (sk_clean512; 0 or 1 switches it: the tests run the skip with and without it). */
-static PyObject *native_skip_clean(PyObject *self, PyObject *args) {
+/* clean_passes(flag=-1) -> bool: whether the fused skip and the unescape take clean chunks in
+ * their clean passes (sk_clean512, un_clean512; 0 or 1 switches them: the tests run both with
+ * and without). */
+static PyObject *native_clean_passes(PyObject *self, PyObject *args) {
     int flag = -1;
     if (!PyArg_ParseTuple(args, "|i", &flag)) return NULL;
 #ifdef HAVE_SIMD_STATS
@@ -1338,7 +1342,82 @@ AVX_TARGET static Py_ssize_t unescape_lines_from(const unsigned char *in, Py_ssi
  * message_text's time). The text is valid UTF-8 where the lines are and no \u is undone:
  * what the unescape drops or makes (backslashes, joins, the controls of \n \t \r \b \f) is
  * ASCII, and a character split over two lines (raw bytes that are no UTF-8, joined) is a -1. */
-__attribute__((target("avx2,popcnt,avx512f,avx512bw,avx512vbmi2"))) static Py_ssize_t
+#define UN_TARGET __attribute__((target("avx2,popcnt,avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
+#define UN_CLEAN_CHUNK 4096
+
+/* unescape_lines512's clean pass (the skip's, sk_clean512, for the unescape): a chunk's blocks
+ * joined and unescaped with nothing carried from block to block, what the block loop would
+ * refuse or carry ORed together and looked at once a chunk. The byte before each block and
+ * the one after are loaded with it: a byte is escaped where a backslash precedes it (no
+ * backslash is escaped here: two in a row leave the chunk to the block loop), a join is a
+ * newline with the quotes each side, and every unescaped quote is next to a newline. The
+ * escaped byte is looked up (vpermi2b) in a table of what each escape stands for, 0 for
+ * those the chunk leaves to the block loop (\u; what JSON has not). UTF-8 checked and
+ * continuation bytes counted in a second pass over a chunk with a byte >= 0x80. A chunk with
+ * anything else is the block loop's. ``*o`` the text's bytes so far; returns where the
+ * first chunk not taken begins. */
+UN_TARGET static inline __attribute__((always_inline)) Py_ssize_t
+un_clean512(const unsigned char *in, Py_ssize_t i, Py_ssize_t end, unsigned char *out, Py_ssize_t *o,
+            utf8_count512 *raw, const utf8_consts512 *u8) {
+    const __m512i bsl = _mm512_set1_epi8('\\'), qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
+    const __m512i c1f = _mm512_set1_epi8(0x1F), cont_below = _mm512_set1_epi8((char)0xC0);
+    /* what each escape stands for, by the escaped byte's low 7 bits (bytes >= 0x80 refused apart) */
+    static const unsigned char esc_table[128] = {
+        ['"'] = '"', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t'};
+    const __m512i tlo = _mm512_loadu_si512((const void *)esc_table), thi = _mm512_loadu_si512((const void *)(esc_table + 64));
+    Py_ssize_t w = *o;
+    while (i + UN_CLEAN_CHUNK + 66 <= end) {
+        const Py_ssize_t c0 = i, c1 = i + UN_CLEAN_CHUNK;
+        if (in[c0 - 1] == '\\') return c0; /* an escape begun before the chunk: the block loop's */
+        if (c0 == 1 && in[1] == '\n') return c0; /* a first line of a lone quote (in[0], in no block) */
+        uint64_t err = 0;
+        __m512i high = _mm512_setzero_si512();
+        for (Py_ssize_t b = c0; b < c1; b += 64) {
+            const unsigned char *p = in + b;
+            __m512i v = _mm512_loadu_si512((const void *)p);
+            __m512i vp = _mm512_loadu_si512((const void *)(p - 1)), vn = _mm512_loadu_si512((const void *)(p + 1));
+            uint64_t bs = _mm512_cmpeq_epi8_mask(v, bsl), bsp = _mm512_cmpeq_epi8_mask(vp, bsl);
+            uint64_t q = _mm512_cmpeq_epi8_mask(v, qt), n = _mm512_cmpeq_epi8_mask(v, nl);
+            uint64_t nlp = _mm512_cmpeq_epi8_mask(vp, nl), nln = _mm512_cmpeq_epi8_mask(vn, nl);
+            uint64_t controls = _mm512_cmple_epu8_mask(v, c1f);
+            __m512i t = _mm512_permutex2var_epi8(tlo, v, thi);
+            uint64_t sign = _mm512_movepi8_mask(v);
+            /* a raw control but a join's newline, an escape it does not take (two backslashes
+             * in a row too: the table has no backslash), a quote not escaped away from a
+             * newline or a newline without its quotes, a line of a lone quote */
+            err |= (controls ^ n) | _mm512_mask_testn_epi8_mask(bsp, t, t) | (bsp & sign) |
+                   ((q & ~bsp) ^ (nlp | nln)) | (q & nlp & nln);
+            high = _mm512_or_si512(high, v);
+            /* the escaped bytes made what they stand for; the escaping backslashes and the joins'
+             * three bytes dropped (o < b: the 64 bytes stored end before out + b + 64 <= out + n) */
+            v = _mm512_mask_mov_epi8(v, bsp, t);
+            uint64_t keep = ~(bs | n | nlp | nln);
+            _mm512_storeu_si512((void *)(out + w), _mm512_maskz_compress_epi8(keep, v));
+            w += __builtin_popcountll(keep);
+        }
+        if (err) return c0;
+        /* (the block before's last bytes may begin a character this chunk's first must end) */
+        if (_mm512_movepi8_mask(_mm512_or_si512(high, raw->prev))) {
+            /* the raw UTF-8, checked and counted as the block loop's utf8_count512_step does */
+            utf8_count512 u = *raw;
+            for (Py_ssize_t b = c0; b < c1; b += 64) {
+                __m512i v = _mm512_loadu_si512((const void *)(in + b));
+                u.wrong |= utf8_errors512_with(v, u.prev, u8);
+                u.cont += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, cont_below));
+                u.prev = v;
+            }
+            if (u.wrong) return c0; /* the block loop says what it is */
+            *raw = u;
+        } else {
+            raw->prev = _mm512_loadu_si512((const void *)(in + c1 - 64));
+        }
+        *o = w;
+        i = c1;
+    }
+    return i;
+}
+
+UN_TARGET static Py_ssize_t
 unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, long long *raw_cont) {
     const Py_ssize_t end = n - 2;
     __m512i bsl = _mm512_set1_epi8('\\'), qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
@@ -1361,8 +1440,31 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
     utf8_count512 raw = {_mm512_setzero_si512(), 0, 0}; /* the lines' UTF-8, checked and counted */
     int whole = 1; /* no \u: the text's UTF-8 is the lines' */
     Py_ssize_t i = 1, o = 0;
+    /* the clean pass (un_clean512) takes what it can; a chunk it does not, and the ones it then
+     * waits over, are the block loop's (up to ``until``) */
+    Py_ssize_t until = end, clean_at = sk_clean_ok ? 1 : end;
+    int backoff = 0;
     /* in[i .. i + 65] read (the join's two bytes after a quote): every byte before ``end`` */
-    for (; i + 66 <= end; i += 64) {
+    for (;;) {
+        if (i >= clean_at) {
+            Py_ssize_t from = i;
+            i = un_clean512(in, i, end, out, &o, &raw, &u8);
+            if (i != from) {
+                /* the block loop's state at i, as its blocks before would have left it: an
+                 * escape begun where the last byte is a backslash (no backslash is escaped in
+                 * a chunk taken), the joins begun in the last three bytes (their closing quote) */
+                backoff = 0;
+                prev_escaped = in[i - 1] == '\\';
+                prev_fs = 0;
+                for (int k = 1; k <= 3; k++)
+                    if (in[i - k] == '"' && in[i - k + 1] == '\n' && in[i - k + 2] == '"') prev_fs |= 1ULL << (64 - k);
+                spill = (prev_fs >> 62) | (prev_fs >> 63);
+            }
+            until = clean_at = i + ((Py_ssize_t)UN_CLEAN_CHUNK << backoff);
+            if (backoff < SK_CLEAN_BACKOFF) backoff++;
+        }
+        if (!(i + 66 <= end)) break;
+        if (i >= until) continue; /* the clean pass tries again from i */
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
         __m512i w1 = _mm512_loadu_si512((const void *)(p + 1)), w2 = _mm512_loadu_si512((const void *)(p + 2));
@@ -1407,6 +1509,7 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
         prev_escaped = next_escaped;
         spill = (fs >> 62) | (fs >> 63); /* a join begun at byte 62 or 63 ends in the next block */
         prev_fs = fs;
+        i += 64;
     }
     /* the first byte of a line a join of the last block begins there (the loop below checks its own) */
     for (uint64_t a = prev_fs >> 61; a; a &= a - 1)
@@ -2814,7 +2917,6 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
  * bytes are a second pass over the chunk (in L1), only where it has a byte >= 0x80.
  * sk_block's scalar steps, spilled registers and branches were most of a block's time. */
 #define SK_CLEAN_CHUNK 4096
-#define SK_CLEAN_BACKOFF 6 /* after failures in a row, up to 64 chunks block by block */
 
 typedef struct {
     __m512i nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi;
@@ -2870,9 +2972,10 @@ sk_clean512(sk_state *st, Py_ssize_t i, Py_ssize_t avail, Py_ssize_t reach, cons
             ne += __builtin_popcountll(bsp), nn += __builtin_popcountll(nl);
         }
         if (err | close) return c0;
-        if (_mm512_movepi8_mask(high)) {
+        /* (the block before's last bytes may begin a character this chunk's first must end) */
+        __m512i prev = c0 >= 64 ? _mm512_loadu_si512((const void *)(in + c0 - 64)) : _mm512_setzero_si512();
+        if (_mm512_movepi8_mask(_mm512_or_si512(high, prev))) {
             /* UTF-8, and the continuation bytes counted, a second pass over the chunk */
-            __m512i prev = c0 >= 64 ? _mm512_loadu_si512((const void *)(in + c0 - 64)) : _mm512_setzero_si512();
             __m512i uerr = _mm512_setzero_si512();
             for (Py_ssize_t b = c0; b < c1; b += 64) {
                 __m512i v = _mm512_loadu_si512((const void *)(in + b));
@@ -3127,7 +3230,7 @@ static PyMethodDef methods[] = {
     {"survey", native_survey, METH_VARARGS, "survey(buf, end) -> (bool, (int, int) | None)"},
     {"simd", native_simd, METH_VARARGS, "simd(flag=-1) -> bool"},
     {"avx512", native_avx512, METH_VARARGS, "avx512(flag=-1) -> bool"},
-    {"skip_clean", native_skip_clean, METH_VARARGS, "skip_clean(flag=-1) -> bool"},
+    {"clean_passes", native_clean_passes, METH_VARARGS, "clean_passes(flag=-1) -> bool"},
     {"message_text", native_message_text, METH_VARARGS, "message_text(raw, start, end, out) -> (int, int)"},
     {"find_ci", native_find_ci, METH_VARARGS, "find_ci(buf, lowered_needle, start=0) -> int"},
     {"find", native_find, METH_VARARGS, "find(buf, needle, start=0) -> int"},
