@@ -653,3 +653,82 @@ def test_big_transcripts_that_hold_the_needle_are_ruled_in_after_one_shared_chec
     assert list(nat.prefilter(first_hold, b"\x01" * 4, b"", enc, False, 1 << 62, 2, 1 << 20)) == [1, 1, 1, 1]
     first_not = without[2:] + holding[2:]
     assert list(nat.prefilter(first_not, b"\x01" * 4, b"", enc, False, 1 << 62, 2, 1 << 20)) == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_halves_check_gives_the_same_verdict_with_its_clean_pass_and_without(tmp_path: Path, seed: int) -> None:
+    """The prefilter's halves check with its clean pass (4 KiB chunks checked at once, a chunk
+    with anything taken again block by block) and without, on transcripts of many chunks with
+    the needle, a near miss, a \\u or \\/, a short line, an odd newline or a header planted
+    about a chunk's edge (and anywhere): the same verdict, read whole, in chunks and mapped;
+    and never a file ruled out whose joined text holds the needle."""
+    from spillscope.util import native
+
+    nat = native.NATIVE
+    if nat is None or not nat.clean_passes():
+        pytest.skip("the clean pass needs AVX-512BW")
+    rng = random.Random(seed)
+    plants = [None, "needle", "near", b"\\u0041", b"\\/", b'"\nab"\n"', b' \n', b'"\n "', b"\n### Message 2: user\n\n"]
+    wrong = []
+    for case in range(90):
+        needle = a_needle(rng)
+        enc = escaped(needle)
+        text = "".join(rng.choice(["a", "b", " ", "é", "k", "w", "\n"]) for _ in range(rng.choice([6000, 20000])))
+        body = fragment_lines(text, rng, True)
+        edge = 4096 * rng.randrange(1, max(2, len(body) // 4096)) + rng.randrange(-90, 90)
+        at = max(1, min(len(body) - 2, edge if rng.random() < 0.8 else rng.randrange(1, len(body) - 1)))
+        what = rng.choice(plants)
+        if what == "needle" or what == "near":
+            cut = len(text) * at // len(body)
+            piece = needle if what == "needle" else needle[: len(needle) // 2] + "~" + needle[len(needle) // 2:]
+            body = fragment_lines(text[:cut] + piece + text[cut:], rng, True)
+        elif what is not None:
+            body = body[:at] + what + body[at:]
+        data = b"# Session reference transcript (spill file)\n\n" + HEAD + body
+        path = tmp_path / f"{case}.txt"
+        path.write_bytes(data)
+        for folded in (False, True):
+            e = enc.lower() if folded else enc
+            verdicts = []
+            for clean in (1, 0):
+                nat.clean_passes(clean)
+                try:
+                    for chunk, whole_max in ((1 << 20, 1 << 62), (1 << 12, 1 << 62), (1 << 20, 0)):
+                        verdicts.append(nat.prefilter([os.fsencode(path)], b"\x01", b"", e, folded, 1 << 62, 1,
+                                                      chunk, 1 << 62, whole_max)[0])
+                finally:
+                    nat.clean_passes(1)
+            if verdicts[:3] != verdicts[3:]:
+                wrong.append((case, what, folded, verdicts))
+            if what == "needle" and 0 in verdicts:
+                wrong.append((case, "ruled out a file with the needle", folded, verdicts))
+    assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("short", [0, 2, 9, 20])
+def test_the_halves_check_s_clean_pass_measures_joins_at_every_offset_about_its_chunks(short: int) -> None:
+    """A line of ``short`` bytes (0: none) among lines of 64, every offset of its joins about
+    the clean pass's first chunk edges, and a join at each byte about them: the halves of one
+    message (strict: every newline a join) and of a file give the verdict the block loop gives
+    (2 where two joins are too close, else 0)."""
+    from spillscope.util import native
+
+    nat = native.NATIVE
+    if nat is None or not nat.clean_passes():
+        pytest.skip("the clean pass needs AVX-512BW")
+    needle = escaped("a needle of twenty-two")
+    wrong = []
+    for shift in range(0, 70):
+        lines = [b"a" * (64 + shift)] + [b"a" * 64] * 58 + ([b"b" * short] if short else []) + [b"a" * 64] * 120
+        body = b"".join(b'"' + line + b'"\n' for line in lines)
+        got = []
+        for clean in (1, 0):
+            nat.clean_passes(clean)
+            try:
+                got.append((nat.halves(body, 0, len(body), needle, False),
+                            nat.halves(body, 0, len(body), needle.lower(), True)))
+            finally:
+                nat.clean_passes(1)
+        if got[0] != got[1] or got[0][0] != (2 if 0 < short < len(needle) - 1 else 0):
+            wrong.append((shift, got))
+    assert not wrong, wrong[:5]

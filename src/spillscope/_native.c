@@ -2034,6 +2034,55 @@ AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_mas
     return _mm512_mask_cmpeq_epi8_mask(k, c, x->c3);
 }
 
+/* Bit k set where the half may start at p + k by its two rarest bytes (sk_half_mask512 less
+ * the third: a chunk where one may is taken again block by block, which compares three). */
+AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_pair512(const unsigned char *p,
+                                                                                    const sk_half512 *x, int folded) {
+    __m512i a = _mm512_loadu_si512((const void *)(p + x->r1)), b = _mm512_loadu_si512((const void *)(p + x->r2));
+    if (folded) a = _mm512_or_si512(a, x->fold), b = _mm512_or_si512(b, x->fold);
+    return _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(a, x->c1), b, x->c2);
+}
+
+/* pf_halves512_impl's clean pass (as the skip's, sk_clean512): a chunk's blocks with no
+ * branch and no scalar step a block but the joins' distances, what the block loop would stop at
+ * ORed together and looked at once a chunk: no \u or \/, no half that may start (by its rarest
+ * pair), no newline that is not a join (a quote each side, loaded with the block), no two joins
+ * closer than ``apart`` (nor two in one block). A chunk with any is the block loop's, which
+ * says what it is. ``*last_join`` the last join's offset; returns where the first chunk not
+ * taken begins. */
+#define PF_CLEAN_CHUNK 4096
+AVX512_TARGET static inline __attribute__((always_inline)) Py_ssize_t
+pf_clean512(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, Py_ssize_t apart, Py_ssize_t *last_join,
+            const sk_half512 *ha, const sk_half512 *hb, const int folded) {
+    const __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u'), sl = _mm512_set1_epi8('/');
+    const __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
+    Py_ssize_t lj = *last_join;
+    while (i + PF_CLEAN_CHUNK + 128 <= n) {
+        const Py_ssize_t c0 = i, c1 = i + PF_CLEAN_CHUNK;
+        uint64_t err = 0, close = 0;
+        Py_ssize_t last = lj;
+        for (Py_ssize_t b = c0; b < c1; b += 64) {
+            _mm_prefetch((const char *)(in + b + SCAN_AHEAD), _MM_HINT_T0);
+            const unsigned char *p = in + b;
+            __m512i v = _mm512_loadu_si512((const void *)p);
+            __m512i vp = _mm512_loadu_si512((const void *)(p - 1)), vn = _mm512_loadu_si512((const void *)(p + 1));
+            __mmask64 bs = _mm512_cmpeq_epi8_mask(v, bsl);
+            uint64_t nls = _mm512_cmpeq_epi8_mask(v, nl);
+            uint64_t joins = _mm512_mask_cmpeq_epi8_mask(_mm512_mask_cmpeq_epi8_mask(nls, vp, qt), vn, qt);
+            err |= _mm512_mask_cmpeq_epi8_mask(bs, vn, u) | _mm512_mask_cmpeq_epi8_mask(bs, vn, sl) | (nls ^ joins);
+            err |= sk_half_pair512(p, ha, folded) | sk_half_pair512(p, hb, folded);
+            Py_ssize_t j = b + __builtin_ctzll(joins | (1ULL << 63));
+            close |= (uint64_t)((joins != 0) & (j - last < apart)) | (joins & (joins - 1));
+            last = joins ? b + 63 - __builtin_clzll(joins) : last;
+        }
+        if (err | close) break;
+        lj = last;
+        i = c1;
+    }
+    *last_join = lj;
+    return i;
+}
+
 /* pf_halves_impl with AVX-512BW: the same masks, a block's compares straight into mask
  * registers (no movemask, no 32-byte halves to merge). Zen 4 runs a 512-bit op as two
  * 256-bit ones; what it saves is the instructions, about half of them. */
@@ -2045,7 +2094,22 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
     uint64_t prev_q = 0;
     int close_joins = 0;
     PF_HALVES_CONSTS(512, "v");
+    /* the clean pass (pf_clean512) takes what it can from the second block on (the first has no
+     * byte before it); a chunk it does not, and the ones it then waits over, are this loop's */
+    Py_ssize_t clean_at = sk_clean_ok ? 64 : n;
+    int backoff = 0;
     for (; i + 128 <= n; i += 64) {
+        if (i >= clean_at) {
+            Py_ssize_t from = i;
+            i = pf_clean512(in, n, i, apart, &last_join, &ha, &hb, folded);
+            if (i != from) {
+                prev_q = in[i - 1] == '"';
+                backoff = 0;
+            }
+            clean_at = i + ((Py_ssize_t)PF_CLEAN_CHUNK << backoff);
+            if (backoff < SK_CLEAN_BACKOFF) backoff++;
+            if (!(i + 128 <= n)) break;
+        }
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p), w = _mm512_loadu_si512((const void *)(p + 1));
@@ -2921,15 +2985,6 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
 typedef struct {
     __m512i nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi;
 } sk_clean_consts;
-
-/* Bit k set where the half may start at p + k by its two rarest bytes (sk_half_mask512 less
- * the third: a chunk where one may is taken again block by block, which compares three). */
-AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_pair512(const unsigned char *p,
-                                                                                    const sk_half512 *x, int folded) {
-    __m512i a = _mm512_loadu_si512((const void *)(p + x->r1)), b = _mm512_loadu_si512((const void *)(p + x->r2));
-    if (folded) a = _mm512_or_si512(a, x->fold), b = _mm512_or_si512(b, x->fold);
-    return _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(a, x->c1), b, x->c2);
-}
 
 /* Clean chunks from ``i`` on (block-aligned, relative to st->in), while a chunk and its reach
  * fit in ``avail``: each one clean is taken into ``st`` (its counts, its last join, a line
