@@ -808,7 +808,7 @@ static inline int use_simd(void) {
     return simd_ok;
 }
 static int avx512_ok = -1;
-static int sk_clean_ok = 1; /* the clean passes (sk_clean512, un_clean512) run: clean_passes() */
+static int sk_clean_ok = 1; /* the clean passes (sk_clean512, un_clean512, pf_clean512) run: clean_passes() */
 #define SK_CLEAN_BACKOFF 6 /* a clean pass's failures in a row: up to 64 chunks block by block */
 static int avx512_supported(void) {
     __builtin_cpu_init();
@@ -962,9 +962,9 @@ static PyObject *native_avx512(PyObject *self, PyObject *args) {
 #endif
 }
 
-/* clean_passes(flag=-1) -> bool: whether the fused skip and the unescape take clean chunks in
- * their clean passes (sk_clean512, un_clean512; 0 or 1 switches them: the tests run both with
- * and without). */
+/* clean_passes(flag=-1) -> bool: whether the fused skip, the unescape and the halves check take
+ * clean chunks in their clean passes (sk_clean512, un_clean512, pf_clean512; 0 or 1 switches
+ * them: the tests run each with and without). */
 static PyObject *native_clean_passes(PyObject *self, PyObject *args) {
     int flag = -1;
     if (!PyArg_ParseTuple(args, "|i", &flag)) return NULL;
@@ -3100,8 +3100,8 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     sk_masks k = {0, 0, 0, 0, 0, 0, 0, 0};
     int held = 0;
     /* fused: the clean pass (sk_clean512) takes what it can; a chunk it does not, and the ones
-     * it then waits over, are the block loop's (up to ``until``) */
-    /* the escapes' class less the backslash (sk_clean512: an escaped one is irregular there) */
+     * it then waits over, are the block loop's (up to ``until``). Its escapes' class is
+     * sk_block's less the backslash: an escaped one makes a chunk unclean. */
     __m512i clean_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 0, 0, 4, 0));
     __asm__("" : "+v"(clean_lo));
     const sk_clean_consts kc = {nl, qt, bsl, c1f, cont_below, clean_lo, esc_hi};
