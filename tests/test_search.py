@@ -1803,3 +1803,40 @@ def test_native_message_text_declines_a_character_cut_short_at_a_chunk_s_end_bef
             if got is not None:
                 wrong.append(at)
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_native_message_text_clean_pass_checks_the_framing_of_a_join_at_its_chunk_s_edges(seed: int) -> None:
+    """A join whose newline is a chunk's first or last byte has a neighbour outside the chunk,
+    which the block loop looks at only through the quote before the newline: framing bytes
+    overwritten or inserted (a quote gone, escaped, or another byte) at each chunk edge, the
+    chunk before taken by the clean pass or (a backslash pair early) by the block loop: the
+    parser's text or a decline, and the same as the block loop alone."""
+    nat = native.NATIVE
+    if nat is None or not nat.clean_passes():
+        pytest.skip("the clean pass needs AVX-512 VBMI2")
+    rng = random.Random(seed)
+    out = bytearray(1 << 16)
+    faults = [b'\n"', b'"\n', b"\n", b'x\n"', b'"\nx', b'\\"\n"x', b"\x80", b'"', b"\\\\"]
+    wrong = []
+    for case in range(400):
+        text = "".join(rng.choice(["x", "ab", "é", "\n"]) for _ in range(9000))
+        lines = b"".join(js_json_string(text[i : i + 64]).encode() + b"\n" for i in range(0, len(text), 64))
+        if rng.random() < 0.5:  # the first chunk not clean: the block loop takes it, then the edge
+            k = rng.randrange(1, 4000)
+            lines = lines[:k] + b"\\\\" + lines[k:]
+        at = 1 + 4096 * rng.randrange(1, max(2, len(lines) // 4096)) + rng.randrange(-4, 4)
+        f = rng.choice(faults)
+        lines = lines[:at] + f + (lines[at:] if rng.random() < 0.5 else lines[at + len(f):])
+        if not (lines[:1] == b'"' and lines[-2:] == b'"\n'):
+            continue
+        got = {}
+        for clean in (1, 0):
+            nat.clean_passes(clean)
+            try:
+                got[clean] = nat_text(nat, lines, 0, len(lines), out)
+            finally:
+                nat.clean_passes(1)
+        if got[1] != got[0] or (got[1] is not None and got[1] != _lines_text(lines)):
+            wrong.append((case, at, f, got[1] is None, got[0] is None))
+    assert not wrong, wrong[:5]

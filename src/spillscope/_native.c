@@ -1369,7 +1369,9 @@ un_clean512(const unsigned char *in, Py_ssize_t i, Py_ssize_t end, unsigned char
     while (i + UN_CLEAN_CHUNK + 66 <= end) {
         const Py_ssize_t c0 = i, c1 = i + UN_CLEAN_CHUNK;
         if (in[c0 - 1] == '\\') return c0; /* an escape begun before the chunk: the block loop's */
-        if (c0 == 1 && in[1] == '\n') return c0; /* a first line of a lone quote (in[0], in no block) */
+        /* A newline first: the quote before it is the block loop's, which checks a quote it sees
+         * and not the byte before a newline (in[0] is in no block: a first line of a lone quote) */
+        if (in[c0] == '\n') return c0;
         uint64_t err = 0;
         __m512i high = _mm512_setzero_si512();
         for (Py_ssize_t b = c0; b < c1; b += 64) {
@@ -1395,7 +1397,9 @@ un_clean512(const unsigned char *in, Py_ssize_t i, Py_ssize_t end, unsigned char
             _mm512_storeu_si512((void *)(out + w), _mm512_maskz_compress_epi8(keep, v));
             w += __builtin_popcountll(keep);
         }
-        if (err) return c0;
+        /* A newline last: the quote after it is no block's of this chunk, and the block loop,
+         * which looks at the newline only through the quote before it, drops it after its join */
+        if (err || (in[c1 - 1] == '\n' && in[c1] != '"')) return c0;
         /* (the block before's last bytes may begin a character this chunk's first must end) */
         if (_mm512_movepi8_mask(_mm512_or_si512(high, raw->prev))) {
             /* the raw UTF-8, checked and counted as the block loop's utf8_count512_step does */
