@@ -237,19 +237,16 @@ def may_match_many(paths: Sequence[str], transcript: Sequence[bool], pattern: Pa
         plain = plain.lower()
     kinds = bytes(transcript_kind if t else tool_kind for t in transcript)
     # A big transcript is searched window by window, skipping in one pass the lines in which
-    # a fixed string cannot start (native.skip_lines): checking it here first reads it twice
-    # where it holds the needle. Checked only where the check is the halves' one
-    # (HALVES_MIN-HALVES_MAX bytes) and the skip has no clean pass (AVX2: the check about
-    # twice the skip's pace, so a file without the needle costs that one pass). With
-    # AVX-512's clean passes the skip runs at 0.6-0.9 times the check's pace: a file with the
-    # needle read twice cost more than one without it searched (the trade measured in
-    # docs/benchmarks.md: 1 GB of big transcripts, rare 0.153 -> 0.145 s, absent 0.109 ->
-    # 0.146 s, rg 0.094 s).
+    # a fixed string cannot start (native.skip_lines, about 3 GB/s a core): checking it here
+    # first reads it twice where it holds the needle. Done only where the check is the
+    # halves' one (HALVES_MIN-HALVES_MAX bytes, about twice the skip's pace): a file
+    # without the needle then costs that one pass, one with it that pass more (the trade
+    # measured in docs/benchmarks.md).
     from .message import SKIP_ABOVE, skips_lines
     from .whole import WHOLE_MAX
 
     transcript_max = NATIVE_MAX_SIZE
-    if skips_lines(pattern) and (nat.clean_passes() or not HALVES_MIN <= len(escaped) <= HALVES_MAX):
+    if skips_lines(pattern) and not HALVES_MIN <= len(escaped) <= HALVES_MAX:
         transcript_max = min(SKIP_ABOVE, max(WHOLE_MAX, 0))
     verdicts = nat.prefilter([os.fsencode(p) for p in paths], kinds, plain, escaped, ignore_case, NATIVE_MAX_SIZE,
                              threads(), NATIVE_CHUNK, transcript_max)
