@@ -1770,13 +1770,7 @@ def test_native_message_text_clean_pass_is_the_parser_s_text_or_declines_about_i
             lines = lines[:at] + rng.choice(faults) + lines[at:]
         if not (lines[:1] == b'"' and lines[-2:] == b'"\n'):
             continue
-        got = {}
-        for clean in (1, 0):
-            nat.clean_passes(clean)
-            try:
-                got[clean] = nat_text(nat, lines, 0, len(lines), out)
-            finally:
-                nat.clean_passes(1)
+        got = clean_and_not(nat, lines, out)
         want = _lines_text(lines)
         if got[1] != got[0] or (got[1] is not None and got[1] != want) or (want is not None and got[0] is None
                                                                               and b"\\u" not in lines):
@@ -1830,13 +1824,19 @@ def test_native_message_text_clean_pass_checks_the_framing_of_a_join_at_its_chun
         lines = lines[:at] + f + (lines[at:] if rng.random() < 0.5 else lines[at + len(f):])
         if not (lines[:1] == b'"' and lines[-2:] == b'"\n'):
             continue
-        got = {}
-        for clean in (1, 0):
-            nat.clean_passes(clean)
-            try:
-                got[clean] = nat_text(nat, lines, 0, len(lines), out)
-            finally:
-                nat.clean_passes(1)
+        got = clean_and_not(nat, lines, out)
         if got[1] != got[0] or (got[1] is not None and got[1] != _lines_text(lines)):
             wrong.append((case, at, f, got[1] is None, got[0] is None))
     assert not wrong, wrong[:5]
+
+
+def clean_and_not(nat: Any, lines: bytes, out: bytearray) -> dict[int, bytes | None]:
+    """:func:`nat_text` of ``lines`` with the clean passes on (key 1) and off (key 0)."""
+    got = {}
+    for clean in (1, 0):
+        nat.clean_passes(clean)
+        try:
+            got[clean] = nat_text(nat, lines, 0, len(lines), out)
+        finally:
+            nat.clean_passes(1)
+    return got
