@@ -730,6 +730,23 @@ AVX512_TARGET static inline __attribute__((always_inline)) int utf8_count512_wro
     return (u->wrong | utf8_errors512_with(_mm512_setzero_si512(), u->prev, c)) != 0;
 }
 
+/* utf8_count512_step over the whole blocks in[c0:c1), each looked up (no branch on ASCII) and
+ * the errors tested once: a clean pass's second pass, over a chunk in L1 that has a byte >= 0x80
+ * or follows a block that has one (the step itself there made the skip's clean pass 6% slower). */
+AVX512_TARGET static inline __attribute__((always_inline)) void
+utf8_count512_run(utf8_count512 *u, const unsigned char *in, Py_ssize_t c0, Py_ssize_t c1, const utf8_consts512 *c) {
+    const __m512i cont_below = _mm512_set1_epi8((char)0xC0); /* continuation bytes: below 0xC0 signed */
+    __m512i prev = u->prev, err = _mm512_setzero_si512(); /* the errors ORed, tested once */
+    long long cont = 0;
+    for (Py_ssize_t b = c0; b < c1; b += 64) {
+        __m512i v = _mm512_loadu_si512((const void *)(in + b));
+        err = _mm512_or_si512(err, UTF8_ERRORS(512, c, v, _mm512_permutex2var_epi64(prev, c->lanes, v)));
+        cont += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, cont_below));
+        prev = v;
+    }
+    u->prev = prev, u->wrong |= _mm512_test_epi8_mask(err, err), u->cont += cont;
+}
+
 /* Nonzero where a block's last bytes start a character it does not finish. */
 AVX_TARGET static inline __m256i utf8_incomplete(__m256i input) {
     const __m256i max = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -809,7 +826,18 @@ static inline int use_simd(void) {
 }
 static int avx512_ok = -1;
 static int sk_clean_ok = 1; /* the clean passes (sk_clean512, un_clean512, pf_clean512) run: clean_passes() */
-#define SK_CLEAN_BACKOFF 6 /* a clean pass's failures in a row: up to 64 chunks block by block */
+#define CLEAN_CHUNK 4096  /* the bytes a clean pass looks at once */
+#define CLEAN_BACKOFF 6   /* a clean pass's failures in a row: up to 64 chunks block by block */
+
+/* Where a clean pass is tried again once it stopped at ``i``: a chunk on where it took one or
+ * more since it was last asked (``took``), else 2^k chunks on after its k-th failure in a row,
+ * up to 64 (a run of chunks it cannot take costs their block loop, not a clean look at each). */
+static inline Py_ssize_t clean_again(Py_ssize_t i, int took, int *failures) {
+    if (took) *failures = 0;
+    Py_ssize_t at = i + ((Py_ssize_t)CLEAN_CHUNK << *failures);
+    if (*failures < CLEAN_BACKOFF) (*failures)++;
+    return at;
+}
 static int avx512_supported(void) {
     __builtin_cpu_init();
     return simd_supported() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
@@ -1343,7 +1371,6 @@ AVX_TARGET static Py_ssize_t unescape_lines_from(const unsigned char *in, Py_ssi
  * what the unescape drops or makes (backslashes, joins, the controls of \n \t \r \b \f) is
  * ASCII, and a character split over two lines (raw bytes that are no UTF-8, joined) is a -1. */
 #define UN_TARGET __attribute__((target("avx2,popcnt,avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
-#define UN_CLEAN_CHUNK 4096
 
 /* unescape_lines512's clean pass (the skip's, sk_clean512, for the unescape): a chunk's blocks
  * joined and unescaped with nothing carried from block to block, what the block loop would
@@ -1360,14 +1387,14 @@ UN_TARGET static inline __attribute__((always_inline)) Py_ssize_t
 un_clean512(const unsigned char *in, Py_ssize_t i, Py_ssize_t end, unsigned char *out, Py_ssize_t *o,
             utf8_count512 *raw, const utf8_consts512 *u8) {
     const __m512i bsl = _mm512_set1_epi8('\\'), qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
-    const __m512i c1f = _mm512_set1_epi8(0x1F), cont_below = _mm512_set1_epi8((char)0xC0);
+    const __m512i c1f = _mm512_set1_epi8(0x1F);
     /* what each escape stands for, by the escaped byte's low 7 bits (bytes >= 0x80 refused apart) */
     static const unsigned char esc_table[128] = {
         ['"'] = '"', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t'};
     const __m512i tlo = _mm512_loadu_si512((const void *)esc_table), thi = _mm512_loadu_si512((const void *)(esc_table + 64));
     Py_ssize_t w = *o;
-    while (i + UN_CLEAN_CHUNK + 66 <= end) {
-        const Py_ssize_t c0 = i, c1 = i + UN_CLEAN_CHUNK;
+    while (i + CLEAN_CHUNK + 66 <= end) {
+        const Py_ssize_t c0 = i, c1 = i + CLEAN_CHUNK;
         if (in[c0 - 1] == '\\') return c0; /* an escape begun before the chunk: the block loop's */
         /* A newline first: the quote before it is the block loop's, which checks a quote it sees
          * and not the byte before a newline (in[0] is in no block: a first line of a lone quote) */
@@ -1402,14 +1429,9 @@ un_clean512(const unsigned char *in, Py_ssize_t i, Py_ssize_t end, unsigned char
         if (err || (in[c1 - 1] == '\n' && in[c1] != '"')) return c0;
         /* (the block before's last bytes may begin a character this chunk's first must end) */
         if (_mm512_movepi8_mask(_mm512_or_si512(high, raw->prev))) {
-            /* the raw UTF-8, checked and counted as the block loop's utf8_count512_step does */
+            /* the raw UTF-8, checked and counted as the block loop checks and counts it */
             utf8_count512 u = *raw;
-            for (Py_ssize_t b = c0; b < c1; b += 64) {
-                __m512i v = _mm512_loadu_si512((const void *)(in + b));
-                u.wrong |= utf8_errors512_with(v, u.prev, u8);
-                u.cont += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, cont_below));
-                u.prev = v;
-            }
+            utf8_count512_run(&u, in, c0, c1, u8);
             if (u.wrong) return c0; /* the block loop says what it is */
             *raw = u;
         } else {
@@ -1445,9 +1467,9 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
     int whole = 1; /* no \u: the text's UTF-8 is the lines' */
     Py_ssize_t i = 1, o = 0;
     /* the clean pass (un_clean512) takes what it can; a chunk it does not, and the ones it then
-     * waits over, are the block loop's (up to ``until``) */
-    Py_ssize_t until = end, clean_at = sk_clean_ok ? 1 : end;
-    int backoff = 0;
+     * waits over, are the block loop's (up to ``clean_at``) */
+    Py_ssize_t clean_at = sk_clean_ok ? 1 : end;
+    int failures = 0;
     /* in[i .. i + 65] read (the join's two bytes after a quote): every byte before ``end`` */
     for (;;) {
         if (i >= clean_at) {
@@ -1457,18 +1479,16 @@ unescape_lines512(const unsigned char *in, Py_ssize_t n, unsigned char *out, lon
                 /* the block loop's state at i, as its blocks before would have left it: an
                  * escape begun where the last byte is a backslash (no backslash is escaped in
                  * a chunk taken), the joins begun in the last three bytes (their closing quote) */
-                backoff = 0;
                 prev_escaped = in[i - 1] == '\\';
                 prev_fs = 0;
                 for (int k = 1; k <= 3; k++)
                     if (in[i - k] == '"' && in[i - k + 1] == '\n' && in[i - k + 2] == '"') prev_fs |= 1ULL << (64 - k);
                 spill = (prev_fs >> 62) | (prev_fs >> 63);
             }
-            until = clean_at = i + ((Py_ssize_t)UN_CLEAN_CHUNK << backoff);
-            if (backoff < SK_CLEAN_BACKOFF) backoff++;
+            clean_at = clean_again(i, i != from, &failures);
         }
         if (!(i + 66 <= end)) break;
-        if (i >= until) continue; /* the clean pass tries again from i */
+        if (i >= clean_at) continue; /* the clean pass tries again from i */
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
         __m512i w1 = _mm512_loadu_si512((const void *)(p + 1)), w2 = _mm512_loadu_si512((const void *)(p + 2));
@@ -2054,15 +2074,14 @@ AVX512_TARGET static inline __attribute__((always_inline)) __mmask64 sk_half_pai
  * closer than ``apart`` (nor two in one block). A chunk with any is the block loop's, which
  * says what it is. ``*last_join`` the last join's offset; returns where the first chunk not
  * taken begins. */
-#define PF_CLEAN_CHUNK 4096
 AVX512_TARGET static inline __attribute__((always_inline)) Py_ssize_t
 pf_clean512(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, Py_ssize_t apart, Py_ssize_t *last_join,
             const sk_half512 *ha, const sk_half512 *hb, const int folded) {
     const __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u'), sl = _mm512_set1_epi8('/');
     const __m512i qt = _mm512_set1_epi8('"'), nl = _mm512_set1_epi8('\n');
     Py_ssize_t lj = *last_join;
-    while (i + PF_CLEAN_CHUNK + 128 <= n) {
-        const Py_ssize_t c0 = i, c1 = i + PF_CLEAN_CHUNK;
+    while (i + CLEAN_CHUNK + 128 <= n) {
+        const Py_ssize_t c0 = i, c1 = i + CLEAN_CHUNK;
         uint64_t err = 0, close = 0;
         Py_ssize_t last = lj;
         for (Py_ssize_t b = c0; b < c1; b += 64) {
@@ -2101,17 +2120,13 @@ pf_halves512_impl(const unsigned char *in, Py_ssize_t n, Py_ssize_t m, const int
     /* the clean pass (pf_clean512) takes what it can from the second block on (the first has no
      * byte before it); a chunk it does not, and the ones it then waits over, are this loop's */
     Py_ssize_t clean_at = sk_clean_ok ? 64 : n;
-    int backoff = 0;
+    int failures = 0;
     for (; i + 128 <= n; i += 64) {
         if (i >= clean_at) {
             Py_ssize_t from = i;
             i = pf_clean512(in, n, i, apart, &last_join, &ha, &hb, folded);
-            if (i != from) {
-                prev_q = in[i - 1] == '"';
-                backoff = 0;
-            }
-            clean_at = i + ((Py_ssize_t)PF_CLEAN_CHUNK << backoff);
-            if (backoff < SK_CLEAN_BACKOFF) backoff++;
+            if (i != from) prev_q = in[i - 1] == '"';
+            clean_at = clean_again(i, i != from, &failures);
             if (!(i + 128 <= n)) break;
         }
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
@@ -2978,13 +2993,12 @@ sk_read_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, const u
  * at once a chunk: nothing irregular, no half that may start, no two joins too close (nor two
  * in one block: lines of 64 code points never put two there, nor a lone quote line). Where
  * anything is, the chunk is taken again block by block (sk_block decides, exactly), and the
- * clean pass waits SK_CLEAN_CHUNK << backoff bytes before it tries again. Without sk_block's
+ * clean pass waits (clean_again) before it tries again. Without sk_block's
  * carried state: the byte before each is loaded with it (a quote is escaped where a backslash
  * precedes it, as no backslash is escaped here: the escapes' class leaves out the backslash,
  * so that two in a row are irregular), and the byte after it. UTF-8 and the continuation
  * bytes are a second pass over the chunk (in L1), only where it has a byte >= 0x80.
  * sk_block's scalar steps, spilled registers and branches were most of a block's time. */
-#define SK_CLEAN_CHUNK 4096
 
 typedef struct {
     __m512i nl, qt, bsl, c1f, cont_below, esc_lo, esc_hi;
@@ -3000,8 +3014,8 @@ sk_clean512(sk_state *st, Py_ssize_t i, Py_ssize_t avail, Py_ssize_t reach, cons
     const Py_ssize_t apart = st->m + 2;
     /* the byte before i a backslash that does not escape it (a pair's second): not here */
     if (in[i - 1] == '\\' && !(st->prev_escaped & 1)) return i;
-    while (i + SK_CLEAN_CHUNK + reach <= avail) {
-        const Py_ssize_t c0 = i, c1 = i + SK_CLEAN_CHUNK;
+    while (i + CLEAN_CHUNK + reach <= avail) {
+        const Py_ssize_t c0 = i, c1 = i + CLEAN_CHUNK;
         Py_ssize_t last_nl = st->seg - 2;
         uint64_t err = 0, close = 0;
         long long nc = 0, ne = 0, nn = 0;
@@ -3035,14 +3049,10 @@ sk_clean512(sk_state *st, Py_ssize_t i, Py_ssize_t avail, Py_ssize_t reach, cons
         __m512i prev = c0 >= 64 ? _mm512_loadu_si512((const void *)(in + c0 - 64)) : _mm512_setzero_si512();
         if (_mm512_movepi8_mask(_mm512_or_si512(high, prev))) {
             /* UTF-8, and the continuation bytes counted, a second pass over the chunk */
-            __m512i uerr = _mm512_setzero_si512();
-            for (Py_ssize_t b = c0; b < c1; b += 64) {
-                __m512i v = _mm512_loadu_si512((const void *)(in + b));
-                uerr = _mm512_or_si512(uerr, UTF8_ERRORS(512, u8, v, _mm512_permutex2var_epi64(prev, u8->lanes, v)));
-                nc += __builtin_popcountll(_mm512_cmplt_epi8_mask(v, k->cont_below));
-                prev = v;
-            }
-            if (_mm512_test_epi8_mask(uerr, uerr)) return c0;
+            utf8_count512 u = {prev, 0, 0};
+            utf8_count512_run(&u, in, c0, c1, u8);
+            if (u.wrong) return c0;
+            nc = u.cont;
         }
         /* the chunk taken: sk_block's state at c1 */
         st->ncont += nc, st->nesc += ne, st->nnl += nn;
@@ -3104,13 +3114,13 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
     sk_masks k = {0, 0, 0, 0, 0, 0, 0, 0};
     int held = 0;
     /* fused: the clean pass (sk_clean512) takes what it can; a chunk it does not, and the ones
-     * it then waits over, are the block loop's (up to ``until``). Its escapes' class is
+     * it then waits over, are the block loop's (up to ``clean_at``). Its escapes' class is
      * sk_block's less the backslash: an escaped one makes a chunk unclean. */
     __m512i clean_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 0, 0, 4, 0));
     __asm__("" : "+v"(clean_lo));
     const sk_clean_consts kc = {nl, qt, bsl, c1f, cont_below, clean_lo, esc_hi};
-    Py_ssize_t until = avail, clean_at = fused && sk_clean_ok ? 0 : avail;
-    int backoff = 0;
+    Py_ssize_t clean_at = fused && sk_clean_ok ? 0 : avail;
+    int failures = 0;
     for (;;) {
     if (i >= clean_at) {
         Py_ssize_t from = i;
@@ -3118,12 +3128,10 @@ sk_read512_impl(const unsigned char *in, Py_ssize_t avail, Py_ssize_t base, cons
         if (i != from) {
             prev = _mm512_loadu_si512((const void *)(in + i - 64));
             incomplete = sk_ends_begun(in + i - 64);
-            backoff = 0;
         }
-        until = clean_at = i + ((Py_ssize_t)SK_CLEAN_CHUNK << backoff);
-        if (backoff < SK_CLEAN_BACKOFF) backoff++;
+        clean_at = clean_again(i, i != from, &failures);
     }
-    for (; i + reach <= avail && i < until; i += 64) {
+    for (; i + reach <= avail && i < clean_at; i += 64) {
         _mm_prefetch((const char *)(in + i + SCAN_AHEAD), _MM_HINT_T0);
         const unsigned char *p = in + i;
         __m512i v = _mm512_loadu_si512((const void *)p);
