@@ -465,7 +465,7 @@ def test_lone_quote_lines_in_a_big_message_are_reported_as_the_parser_reports_th
 #: not take, a blank line, a lone quote line, a short line, a raw CR before a newline.
 FAULTS = [b"\xff", b"\xe7\x95", b"\xc3", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\x01", b"\x00", b'"', b"\\u0041",
           b"\\/", b"\\x", b"\n", b'"\n\n"', b'"\n"\n"', b'"\nab"\n"', b'\r"\n"', b"\\", b"\\\\\\"]
-CHUNK = 4096  # SK_CLEAN_CHUNK
+CHUNK = 4096  # CLEAN_CHUNK in _native.c
 
 
 def _canonical_lines(raw: bytes) -> bool:
