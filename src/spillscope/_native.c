@@ -2625,6 +2625,90 @@ done:
     return res;
 }
 
+/* read_files(paths, max_each, out) -> [(offset, size, code points)]: local files read whole
+ * into ``out`` one after another, for a search that reads most files (a dense pattern): in
+ * Python, opening, sizing, reading, counting and closing each was half of a small tool
+ * output's search. Each path (bytes) is opened as storage.local.open_regular opens it
+ * (O_NOFOLLOW, non-blocking, a regular file only) and, where it is at most ``max_each``
+ * bytes, read whole at ``offset`` (after the one before) and counted as UTF-8. Stops before
+ * the first file that no longer fits: the list holds the paths handled, in order. Code
+ * points: -1 where the bytes are not valid UTF-8, RF_UNREAD (-2) where the file was not read
+ * (it could not be opened or read, is not a regular file, is too big, or came short): the
+ * caller searches those as it searches any other file, which says why. */
+#define RF_UNREAD (-2)
+typedef struct {
+    Py_ssize_t offset, size;
+    long long cps;
+} rf_entry;
+
+static PyObject *native_read_files(PyObject *self, PyObject *args) {
+    PyObject *seq;
+    Py_ssize_t max_each;
+    Py_buffer out;
+    if (!PyArg_ParseTuple(args, "Onw*", &seq, &max_each, &out)) return NULL;
+    PyObject *res = NULL, *tuple = PySequence_Tuple(seq); /* holds every path while the GIL is released */
+    const char **paths = NULL;
+    rf_entry *got = NULL;
+    Py_ssize_t count = 0, handled = 0;
+    if (tuple == NULL) goto done;
+    count = PyTuple_GET_SIZE(tuple);
+    paths = PyMem_Malloc(sizeof(char *) * (size_t)(count ? count : 1));
+    got = PyMem_Malloc(sizeof(rf_entry) * (size_t)(count ? count : 1));
+    if (paths == NULL || got == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *p = PyTuple_GET_ITEM(tuple, i);
+        if (!PyBytes_Check(p)) {
+            PyErr_SetString(PyExc_TypeError, "read_files: paths must be bytes");
+            goto done;
+        }
+        paths[i] = PyBytes_AS_STRING(p);
+    }
+    unsigned char *buf = (unsigned char *)out.buf;
+    Py_ssize_t cap = out.len, at = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (; handled < count; handled++) {
+        rf_entry *e = &got[handled];
+        e->offset = at;
+        e->size = 0;
+        e->cps = RF_UNREAD;
+        int fd = open(paths[handled], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) continue;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > max_each) {
+            close(fd);
+            continue;
+        }
+        Py_ssize_t size = (Py_ssize_t)st.st_size;
+        if (size > cap - at) {
+            close(fd);
+            break; /* not handled: the caller asks again once this buffer's files are searched */
+        }
+        if (pf_read(fd, buf + at, size, 0) == 0) {
+            long long cp = 0, ub = 0;
+            e->size = size;
+            e->cps = count_run(buf + at, size, 0, &cp, &ub, NULL) < 0 ? -1 : cp;
+            at += size;
+        }
+        close(fd);
+    }
+    Py_END_ALLOW_THREADS
+    res = PyList_New(handled);
+    for (Py_ssize_t i = 0; res != NULL && i < handled; i++) {
+        PyObject *item = Py_BuildValue("nnL", got[i].offset, got[i].size, got[i].cps);
+        if (item == NULL) Py_CLEAR(res);
+        else PyList_SET_ITEM(res, i, item);
+    }
+done:
+    PyMem_Free(paths);
+    PyMem_Free(got);
+    Py_XDECREF(tuple);
+    PyBuffer_Release(&out);
+    return res;
+}
+
 /* halves(buf, start, end, needle, folded) -> int: pf_halves over buf[start:end], one
  * transcript message's fragment lines (from its first line's opening quote to its last
  * line's newline), for the escaped ``needle`` (lowered where ``folded``): 0 when its joined
@@ -3309,6 +3393,8 @@ static PyMethodDef methods[] = {
      "(0 no, 1 may, 2 unopenable)"},
     {"skip_lines", native_skip_lines, METH_VARARGS,
      "skip_lines(fd, pos, end, escaped_needle, folded, keep) -> (new_pos, code_points, utf8_bytes)"},
+    {"read_files", native_read_files, METH_VARARGS,
+     "read_files(paths, max_each, out) -> [(offset, size, code points)]"},
     {"canonical", native_canonical, METH_VARARGS, "canonical(buf) -> bool"},
     {"index_lines", native_index_lines, METH_VARARGS,
      "index_lines(buf, end, at_eof, fragments, max_line, base, cp, nbytes, newlines) -> tuple"},

@@ -40,6 +40,7 @@ necessary condition on bytes, not a search.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Callable, Sequence
@@ -136,6 +137,7 @@ def transcript_may_match(handle: Source, size: int, pattern: Pattern) -> bool:
     return _find(joined, needle, ignore_case)
 
 
+@functools.lru_cache(maxsize=64)  # asked per file and per transcript message, for one pattern
 def escaped_needle(pattern: Pattern) -> tuple[bytes, bool] | None:
     """(the bytes every match holds in a transcript's raw lines, found ignoring ASCII case?):
     the text every match holds, escaped as the writer spells it (lowered where folded); None

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     # The searchers and the seen ranges (the notice checker under them) load when there is
     # an artifact to search; the verify pass when there are logs to link: a search of a
     # root with nothing to read imports neither (``spillscope grep`` starts fast).
+    from .readahead import Read
     from .seen import SeenRanges
 
 __all__ = ["SearchHit", "search_root"]
@@ -313,6 +314,15 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
     if local and prefilter.threads() > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
+    if dense and local and searchers()[2](pattern):
+        # Most files are searched: the small tool outputs read many at a time (see .readahead).
+        from .readahead import read_ahead
+
+        for t, read in read_ahead((t for t, _ in checked), _tool_output_path):
+            if cancelled():
+                return
+            yield from _events(t, pattern, max_count, cancelled, store, context, batch, read)
+        return
     for t, may in checked:
         if cancelled():
             return
@@ -320,26 +330,33 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
             yield from _events(t, pattern, max_count, cancelled, store, context, batch)
 
 
+def _tool_output_path(t: _Target) -> str | None:
+    return t.path if t.kind != TRANSCRIPT else None
+
+
 @functools.cache
-def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[..., Iterator[RunEvent]]]:
-    """The byte-level searches of a tool output and a transcript (their hits in runs), imported
+def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[..., Iterator[RunEvent]],
+                         Callable[[Pattern], bool], Callable[..., Iterator[list[MessageHit]]]]:
+    """The byte-level searches of a tool output and a transcript (their hits in runs), whether
+    a tool output read ahead can be searched as it is, and that search (.readahead), imported
     at the first artifact searched (a search of a root with nothing to read never loads them),
     once: an import statement in :func:`_events` cost each artifact a few microseconds of import
     machinery. A search split across processes (see .split) loads them before it forks, once
     for all."""
-    from .tool import search_tool_output_runs
+    from .tool import can_search_read, search_read_tool_output_runs, search_tool_output_runs
     from .transcript import search_transcript_runs
 
-    return search_tool_output_runs, search_transcript_runs
+    return search_tool_output_runs, search_transcript_runs, can_search_read, search_read_tool_output_runs
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
-            store: Storage, context: bool = True, batch_size: int = HIT_BATCH) -> Iterator[Batch | Finding]:
+            store: Storage, context: bool = True, batch_size: int = HIT_BATCH,
+            read: Read | None = None) -> Iterator[Batch | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order, the hits in lists of up
     to ``batch_size`` (a finding hands on the hits found before it first). The search hands
     its hits on in runs (a dense regex: tens of thousands), each made a record here, a list at
-    a time."""
-    tool_output_runs, transcript_runs = searchers()
+    a time. ``read``: a tool output's bytes, read ahead (see .readahead)."""
+    tool_output_runs, transcript_runs, _, read_tool_output_runs = searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
@@ -373,7 +390,12 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
                 yield batch[i : i + batch_size]
             batch = batch[cut:]
 
-    if kind != TRANSCRIPT:
+    if read is not None:
+        for run in read_tool_output_runs(read, pattern, limit=max_count, cancelled=cancelled, context=context,
+                                         run_size=batch_size):
+            add(None, None, run)
+            yield from full()
+    elif kind != TRANSCRIPT:
         try:
             for run in tool_output_runs(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
                                         store=store, context=context, run_size=batch_size):

@@ -16,6 +16,7 @@ from .escapes import decode_utf8
 from .message import _MessageSearch, _Window
 from .pattern import Pattern
 from .prefilter import tool_output_may_match
+from .readahead import Read
 from .records import MessageHit
 from .source import WINDOW, Source, close_source, open_source, read_range, source_size
 
@@ -166,3 +167,21 @@ def search_tool_output_runs(path: str, pattern: Pattern, *, limit: int | None = 
             yield [h]
     finally:
         close_source(handle)
+
+
+def search_read_tool_output_runs(read: Read, pattern: Pattern, *, limit: int | None = None,
+                                 cancelled: Callable[[], bool] = lambda: False, context: bool = True,
+                                 run_size: int = whole.RUN) -> Iterator[list[MessageHit]]:
+    """:func:`search_tool_output_runs`' hits in a tool output already read (see .readahead:
+    only where :func:`can_search_read` says its bytes are searched whole)."""
+    spans = whole.byte_spans(pattern, pattern.compile())
+    assert spans is not None
+    return whole.hit_runs(read.data, spans, limit, cancelled, context, read.counts, run_size)
+
+
+def can_search_read(pattern: Pattern) -> bool:
+    """Whether a tool output read ahead (up to .readahead.EACH bytes) is searched as
+    :func:`search_tool_output_runs` would search it once read: whole, as its bytes."""
+    from .readahead import EACH
+
+    return EACH <= whole.WHOLE_MAX and whole.byte_spans(pattern, pattern.compile()) is not None
