@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     # The searchers and the seen ranges (the notice checker under them) load when there is
     # an artifact to search; the verify pass when there are logs to link: a search of a
     # root with nothing to read imports neither (``spillscope grep`` starts fast).
-    from .readahead import Read
     from .seen import SeenRanges
+    from .tool import ReadSearch
 
 __all__ = ["SearchHit", "search_root"]
 
@@ -314,14 +314,18 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
     if local and prefilter.threads() > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
-    if dense and local and searchers()[2](pattern):
+    search_read = searchers()[2](pattern) if dense and local else None
+    if search_read is not None:
         # Most files are searched: the small tool outputs read many at a time (see .readahead).
         from .readahead import read_ahead
 
         for t, read in read_ahead((t for t, _ in checked), _tool_output_path):
             if cancelled():
                 return
-            yield from _events(t, pattern, max_count, cancelled, store, context, batch, read)
+            if read is None or t.seen_for is not None:
+                yield from _events(t, pattern, max_count, cancelled, store, context, batch)
+            else:
+                yield from _read_events(t, search_read(read, max_count, cancelled, context, batch), batch)
         return
     for t, may in checked:
         if cancelled():
@@ -336,27 +340,42 @@ def _tool_output_path(t: _Target) -> str | None:
 
 @functools.cache
 def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[..., Iterator[RunEvent]],
-                         Callable[[Pattern], bool], Callable[..., Iterator[list[MessageHit]]]]:
-    """The byte-level searches of a tool output and a transcript (their hits in runs), whether
-    a tool output read ahead can be searched as it is, and that search (.readahead), imported
+                         Callable[[Pattern], ReadSearch | None]]:
+    """The byte-level searches of a tool output and a transcript (their hits in runs), and how
+    a tool output read ahead is searched (.readahead), imported
     at the first artifact searched (a search of a root with nothing to read never loads them),
     once: an import statement in :func:`_events` cost each artifact a few microseconds of import
     machinery. A search split across processes (see .split) loads them before it forks, once
     for all."""
-    from .tool import can_search_read, search_read_tool_output_runs, search_tool_output_runs
+    from .tool import read_search, search_tool_output_runs
     from .transcript import search_transcript_runs
 
-    return search_tool_output_runs, search_transcript_runs, can_search_read, search_read_tool_output_runs
+    return search_tool_output_runs, search_transcript_runs, read_search
+
+
+def _read_events(t: _Target, runs: Iterator[list[MessageHit]], batch_size: int) -> Iterator[Batch]:
+    """:func:`_events` of a tool output read ahead (see .readahead) that no notice links, from
+    its runs of hits (each at most ``batch_size``): a dense search's files are many, and this
+    is all of the per-file work that each needs."""
+    record = tuple.__new__  # as _events' records
+    head = (t.path, t.session, t.session_dir, t.kind, None, None)
+    batch: Batch = []
+    for run in runs:
+        batch.extend([record(SearchHit, head + (h.start, h.end, None, h.before, h.match, h.after)) for h in run])
+        if len(batch) >= batch_size:
+            yield batch[:batch_size]
+            batch = batch[batch_size:]
+    if batch:
+        yield batch
 
 
 def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Callable[[], bool],
-            store: Storage, context: bool = True, batch_size: int = HIT_BATCH,
-            read: Read | None = None) -> Iterator[Batch | Finding]:
+            store: Storage, context: bool = True, batch_size: int = HIT_BATCH) -> Iterator[Batch | Finding]:
     """The hits (and findings) of one artifact of ``store``, in order, the hits in lists of up
     to ``batch_size`` (a finding hands on the hits found before it first). The search hands
     its hits on in runs (a dense regex: tens of thousands), each made a record here, a list at
-    a time. ``read``: a tool output's bytes, read ahead (see .readahead)."""
-    tool_output_runs, transcript_runs, _, read_tool_output_runs = searchers()
+    a time."""
+    tool_output_runs, transcript_runs, _ = searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
@@ -390,12 +409,7 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
                 yield batch[i : i + batch_size]
             batch = batch[cut:]
 
-    if read is not None:
-        for run in read_tool_output_runs(read, pattern, limit=max_count, cancelled=cancelled, context=context,
-                                         run_size=batch_size):
-            add(None, None, run)
-            yield from full()
-    elif kind != TRANSCRIPT:
+    if kind != TRANSCRIPT:
         try:
             for run in tool_output_runs(path, pattern, limit=max_count, cancelled=cancelled, prefiltered=True,
                                         store=store, context=context, run_size=batch_size):

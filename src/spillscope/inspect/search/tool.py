@@ -169,19 +169,25 @@ def search_tool_output_runs(path: str, pattern: Pattern, *, limit: int | None = 
         close_source(handle)
 
 
-def search_read_tool_output_runs(read: Read, pattern: Pattern, *, limit: int | None = None,
-                                 cancelled: Callable[[], bool] = lambda: False, context: bool = True,
-                                 run_size: int = whole.RUN) -> Iterator[list[MessageHit]]:
-    """:func:`search_tool_output_runs`' hits in a tool output already read (see .readahead:
-    only where :func:`can_search_read` says its bytes are searched whole)."""
-    spans = whole.byte_spans(pattern, pattern.compile())
-    assert spans is not None
-    return whole.hit_runs(read.data, spans, limit, cancelled, context, read.counts, run_size)
+
+#: How a tool output read ahead (.readahead) is searched: its hits in runs of up to ``run_size``
+#: (``read``, ``limit``, ``cancelled``, ``context``, ``run_size``).
+ReadSearch = Callable[[Read, "int | None", Callable[[], bool], bool, int], Iterator[list[MessageHit]]]
 
 
-def can_search_read(pattern: Pattern) -> bool:
-    """Whether a tool output read ahead (up to .readahead.EACH bytes) is searched as
-    :func:`search_tool_output_runs` would search it once read: whole, as its bytes."""
+def read_search(pattern: Pattern) -> ReadSearch | None:
+    """How a tool output read ahead (up to .readahead.EACH bytes, valid UTF-8) is searched, as
+    :func:`search_tool_output_runs` searches it once read (whole, as its bytes); None where
+    such a file is not searched so (the caller opens it as any other)."""
     from .readahead import EACH
 
-    return EACH <= whole.WHOLE_MAX and whole.byte_spans(pattern, pattern.compile()) is not None
+    spans = whole.byte_spans(pattern, pattern.compile()) if EACH <= whole.WHOLE_MAX else None
+    if spans is None:
+        return None
+    found = spans
+
+    def search(read: Read, limit: int | None, cancelled: Callable[[], bool], context: bool,
+               run_size: int) -> Iterator[list[MessageHit]]:
+        return whole.hit_runs(read.data, found, limit, cancelled, context, read.counts, run_size)
+
+    return search
