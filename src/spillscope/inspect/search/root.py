@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     # an artifact to search; the verify pass when there are logs to link: a search of a
     # root with nothing to read imports neither (``spillscope grep`` starts fast).
     from .seen import SeenRanges
-    from .tool import ReadSearch
 
 __all__ = ["SearchHit", "search_root"]
 
@@ -314,7 +313,11 @@ def _searched(targets: Iterable[_Target], pattern: Pattern, local: bool, max_cou
     if local and prefilter.threads() > 1:
         yield from _big_ones_ahead(checked, pattern, max_count, cancelled, store, context, batch)
         return
-    search_read = searchers()[2](pattern) if dense and local else None
+    search_read = None
+    if dense and local:
+        from .tool import read_search  # (loaded with the searchers: once per search, not per file)
+
+        search_read = read_search(pattern)
     if search_read is not None:
         # Most files are searched: the small tool outputs read many at a time (see .readahead).
         from .readahead import read_ahead
@@ -339,18 +342,16 @@ def _tool_output_path(t: _Target) -> str | None:
 
 
 @functools.cache
-def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[..., Iterator[RunEvent]],
-                         Callable[[Pattern], ReadSearch | None]]:
-    """The byte-level searches of a tool output and a transcript (their hits in runs), and how
-    a tool output read ahead is searched (.readahead), imported
+def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[..., Iterator[RunEvent]]]:
+    """The byte-level searches of a tool output and a transcript (their hits in runs), imported
     at the first artifact searched (a search of a root with nothing to read never loads them),
     once: an import statement in :func:`_events` cost each artifact a few microseconds of import
     machinery. A search split across processes (see .split) loads them before it forks, once
     for all."""
-    from .tool import read_search, search_tool_output_runs
+    from .tool import search_tool_output_runs
     from .transcript import search_transcript_runs
 
-    return search_tool_output_runs, search_transcript_runs, read_search
+    return search_tool_output_runs, search_transcript_runs
 
 
 def _read_events(t: _Target, runs: Iterator[list[MessageHit]], batch_size: int) -> Iterator[Batch]:
@@ -375,7 +376,7 @@ def _events(t: _Target, pattern: Pattern, max_count: int | None, cancelled: Call
     to ``batch_size`` (a finding hands on the hits found before it first). The search hands
     its hits on in runs (a dense regex: tens of thousands), each made a record here, a list at
     a time."""
-    tool_output_runs, transcript_runs, _ = searchers()
+    tool_output_runs, transcript_runs = searchers()
     seen: SeenRanges | None = None
     if t.seen_for is not None:
         # Only then: the seen ranges' module loads the notice checker (a search of a root
