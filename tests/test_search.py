@@ -1577,6 +1577,35 @@ def test_hit_runs_stop_at_the_limit_and_are_cut_at_the_run_size() -> None:
     assert [len(run) for run in whole.hit_runs(b"aaaaa", spans, None, run_size=2)] == [2, 2, 1]
 
 
+@pytest.mark.parametrize("run_size", [1, 3, 1024])
+@pytest.mark.parametrize("regex", [False, True])
+def test_hit_runs_over_ascii_without_context_are_the_hit_by_hit_ones(run_size: int, regex: bool) -> None:
+    """Over ASCII text, spans only and no limit (grep --json's dense case), hit_runs takes a run of
+    spans at a time: the same hits in the same runs as hit by hit (a limit past the end makes it
+    go hit by hit), and a cancelled search stops after the run it is in."""
+    from spillscope.inspect.search import whole
+
+    if native.NATIVE is None:
+        pytest.skip("no native accelerator here")
+    rng = random.Random(run_size)
+    data = "".join(rng.choice(["ab", "a\n", "\r\n", " ", "b", "\x00", "\x7f"]) for _ in range(3000)).encode()
+    pattern = P.Pattern("a+b?" if regex else "ab", regex=regex)
+    spans = whole.byte_spans(pattern, pattern.compile())
+    assert spans is not None
+    counts = (len(data), len(data))
+    fast = list(whole.hit_runs(data, spans, None, context=False, counts=counts, run_size=run_size))
+    slow = list(whole.hit_runs(data, spans, 10**9, context=False, counts=counts, run_size=run_size))
+    assert fast == slow and sum(map(len, fast)) > 100
+    assert [len(run) for run in fast][:-1] == [run_size] * (len(fast) - 1)
+    asked: list[int] = []
+
+    def cancelled() -> bool:
+        asked.append(1)
+        return len(asked) >= 2
+
+    assert list(whole.hit_runs(data, spans, None, cancelled, context=False, counts=counts, run_size=run_size)) == fast[:2]
+
+
 @pytest.mark.parametrize("ahead_hits", [1, 3, 4096])
 def test_big_artifacts_searched_ahead_give_the_serial_search_s_hits(tmp_path: Path, ahead_hits: int,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1707,8 +1736,12 @@ def test_json_lines_are_each_hits_ascii_json(path: str) -> None:
             for session in (None, "s-1\u00e9") for kind in (R.TOOL_OUTPUT, R.TRANSCRIPT)
             for message, role in ((None, None), (7, "user")) for start, end in ((0, 0), (12, 10**12))
             for seen in (True, False, None)]
-    for k in range(0, len(hits), 12):
-        group = hits[k : k + 12]
+    # Groups of mixed messages and ``seen``, and groups of one message and one ``seen`` each
+    # (written by the shorter way), of every kind of hit.
+    groups = [hits[k : k + 12] for k in range(0, len(hits), 12)]
+    groups += [[h for h in hits if (h.session, h.kind, h.message, h.seen) == key]
+               for key in {(h.session, h.kind, h.message, h.seen) for h in hits}]
+    for group in groups:
         want = "".join(ascii_json(h.to_json()) + "\n" for h in group)
         assert R_ROOT.json_lines(group) == want and want.isascii()
     assert R_ROOT.json_lines([]) == ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from itertools import islice
 from typing import Callable, Iterator, Union
 
 from ...util import native
@@ -200,6 +201,15 @@ def hit_runs(data: Text, spans: Spans, limit: int | None, cancelled: Callable[[]
     ascii = whole is not None and whole[0] == size
     run: list[MessageHit] = []
     hit = tuple.__new__  # a MessageHit made without its generated __new__'s call (half the time)
+    if ascii and not context and limit is None:
+        # Offsets are the byte offsets and no text is kept: a run at a time, nothing per hit
+        # but its record (a dense -E over ASCII tool outputs); cancelled asked once a run.
+        found_spans = spans(data)
+        while run := [hit(MessageHit, (s, e, s, e, "", "", "")) for s, e in islice(found_spans, run_size)]:
+            yield run
+            if cancelled():
+                return
+        return
     for s, e in spans(data):
         if ascii:
             start, end = s, e
