@@ -9,8 +9,7 @@ sequences in the text are made visible; the only SGR sent is the writer's own co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Protocol, Sequence, TextIO, TypeVar
 
 from ...inspect.findings import Finding
 from ...util.text import ascii_json, visible
@@ -23,10 +22,11 @@ class GrepError(Exception):
     """The search cannot run (bad pattern, missing root, a kind or filter the tree cannot have)."""
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """How hits are written: ``mode`` is ``hits``, ``files`` (``-l``) or ``count`` (``-c``)
-    (``quiet``, ``-q``, writes none: :func:`first_hit`)."""
+    (``quiet``, ``-q``, writes none: :func:`first_hit`). This and :class:`Shown` are
+    NamedTuples, not frozen dataclasses: a dataclass's methods are compiled when its module
+    loads, a millisecond each of every ``grep``'s start-up."""
 
     as_json: bool = False
     mode: str = "hits"
@@ -38,8 +38,7 @@ class Output:
     line_key: str = "line"
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(NamedTuple):
     """One hit as the writer shows it: ``head`` and ``tail`` frame where ``-n`` puts ``line N``."""
 
     path: str

@@ -7,8 +7,7 @@ decoded text otherwise. Separate from the readers, which only cut a file into wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from ...util import native
 from ...util.text import js_normalize, utf8_len
@@ -37,9 +36,10 @@ def skips_lines(pattern: Pattern) -> bool:
 
 
 # One message, searched window by window ------------------------------------------------
-@dataclass
-class _Window:
-    """A window of one message's bytes, from ``raw_start``: searched, then carried on from ``carry``."""
+class _Window(NamedTuple):
+    """A window of one message's bytes, from ``raw_start``: searched, then carried on from ``carry``.
+    A NamedTuple: a dataclass's methods are compiled when its module loads, a millisecond of
+    ``grep``'s start-up for a record nothing compares or prints."""
 
     raw_start: int
     data: bytes | bytearray  # escaped (transcript) or UTF-8 (tool output) text, starting on a boundary
