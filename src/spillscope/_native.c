@@ -2549,6 +2549,27 @@ static void *pf_worker(void *arg) {
     return NULL;
 }
 
+/* The bytes paths of ``tuple`` as C strings (held by the tuple: valid while it is, the GIL
+ * released too), a PyMem array; NULL with an exception set (``name`` says whose). */
+static const char **paths_of(PyObject *tuple, const char *name) {
+    Py_ssize_t count = PyTuple_GET_SIZE(tuple);
+    const char **paths = PyMem_Malloc(sizeof(char *) * (size_t)(count ? count : 1));
+    if (paths == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *p = PyTuple_GET_ITEM(tuple, i);
+        if (!PyBytes_Check(p)) {
+            PyErr_Format(PyExc_TypeError, "%s: paths must be bytes", name);
+            PyMem_Free(paths);
+            return NULL;
+        }
+        paths[i] = PyBytes_AS_STRING(p);
+    }
+    return paths;
+}
+
 static PyObject *native_prefilter(PyObject *self, PyObject *args) {
     PyObject *seq;
     Py_buffer kinds, plain, esc;
@@ -2567,19 +2588,8 @@ static PyObject *native_prefilter(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "prefilter: one kind per path");
         goto done;
     }
-    paths = PyMem_Malloc(sizeof(char *) * (size_t)(count ? count : 1));
-    if (paths == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *p = PyTuple_GET_ITEM(tuple, i);
-        if (!PyBytes_Check(p)) {
-            PyErr_SetString(PyExc_TypeError, "prefilter: paths must be bytes");
-            goto done;
-        }
-        paths[i] = PyBytes_AS_STRING(p);
-    }
+    paths = paths_of(tuple, "prefilter");
+    if (paths == NULL) goto done;
     res = PyBytes_FromStringAndSize(NULL, count);
     if (res == NULL) goto done;
     pf_job job = {paths, (const unsigned char *)kinds.buf, count, (const unsigned char *)plain.buf,
@@ -2652,19 +2662,12 @@ static PyObject *native_read_files(PyObject *self, PyObject *args) {
     Py_ssize_t count = 0, handled = 0;
     if (tuple == NULL) goto done;
     count = PyTuple_GET_SIZE(tuple);
-    paths = PyMem_Malloc(sizeof(char *) * (size_t)(count ? count : 1));
+    paths = paths_of(tuple, "read_files");
+    if (paths == NULL) goto done;
     got = PyMem_Malloc(sizeof(rf_entry) * (size_t)(count ? count : 1));
-    if (paths == NULL || got == NULL) {
+    if (got == NULL) {
         PyErr_NoMemory();
         goto done;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *p = PyTuple_GET_ITEM(tuple, i);
-        if (!PyBytes_Check(p)) {
-            PyErr_SetString(PyExc_TypeError, "read_files: paths must be bytes");
-            goto done;
-        }
-        paths[i] = PyBytes_AS_STRING(p);
     }
     unsigned char *buf = (unsigned char *)out.buf;
     Py_ssize_t cap = out.len, at = 0;
