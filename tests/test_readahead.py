@@ -77,6 +77,19 @@ def test_read_files_stops_before_the_first_file_that_no_longer_fits(tmp_path: Pa
     assert nat.read_files([], 100, buf) == []
     with pytest.raises(TypeError):
         nat.read_files(["not bytes"], 100, buf)
+    with pytest.raises(ValueError):  # as os.open: a NUL never makes a shorter path to another file
+        nat.read_files([paths[0] + b"\x00x"], 100, buf)
+
+
+def test_read_events_cut_runs_of_any_size_into_batches() -> None:
+    from spillscope.inspect.search.records import MessageHit
+
+    t = R._Target("/r/s/000000000001-bash.txt", "tool-output", None, "/r/s", None)
+    runs = [[MessageHit(i, i + 1, i, i + 1) for i in range(k, k + n)] for k, n in ((0, 7), (7, 1), (8, 12))]
+    batches = list(R._read_events(t, iter(runs), 3))
+    assert [len(b) for b in batches] == [3] * 6 + [2]
+    assert [h.start for b in batches for h in b] == list(range(20))
+    assert all(h.path == t.path and h.message is None and h.seen is None for b in batches for h in b)
 
 
 @needs_native

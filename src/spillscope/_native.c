@@ -2565,6 +2565,11 @@ static const char **paths_of(PyObject *tuple, const char *name) {
             PyMem_Free(paths);
             return NULL;
         }
+        if (strlen(PyBytes_AS_STRING(p)) != (size_t)PyBytes_GET_SIZE(p)) { /* as os.open: never a shorter path */
+            PyErr_Format(PyExc_ValueError, "%s: embedded null byte", name);
+            PyMem_Free(paths);
+            return NULL;
+        }
         paths[i] = PyBytes_AS_STRING(p);
     }
     return paths;

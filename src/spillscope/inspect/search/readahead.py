@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Callable, Iterable, Iterator, NamedTuple, TypeVar
 
 from ...util import native
+from ...util.native import Scanners
 
 T = TypeVar("T")
 
@@ -45,9 +46,12 @@ def read_ahead(targets: Iterable[T], path_of: Callable[[T], str | None]) -> Iter
         return
     # A buffer a read-ahead before left (a split search reads ahead once per part), else a new
     # one: each new one is ROOM bytes of page faults.
-    buf = _spare.pop() if _spare else bytearray(ROOM)
     try:
-        yield from _groups(it, path_of, buf)
+        buf = _spare.pop()  # (one step: two read-aheads on two threads never take the same one)
+    except IndexError:
+        buf = bytearray(ROOM)
+    try:
+        yield from _groups(nat, it, path_of, buf)
     finally:
         _spare.append(buf)
 
@@ -56,9 +60,8 @@ def read_ahead(targets: Iterable[T], path_of: Callable[[T], str | None]) -> Iter
 _spare: list[bytearray] = []
 
 
-def _groups(it: Iterator[T], path_of: Callable[[T], str | None], buf: bytearray) -> Iterator[tuple[T, Read | None]]:
-    nat = native.NATIVE
-    assert nat is not None
+def _groups(nat: Scanners, it: Iterator[T], path_of: Callable[[T], str | None],
+            buf: bytearray) -> Iterator[tuple[T, Read | None]]:
     view = memoryview(buf)
     while group := list(islice(it, FILES)):
         paths = [path_of(t) for t in group]

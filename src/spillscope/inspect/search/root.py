@@ -363,14 +363,14 @@ def searchers() -> tuple[Callable[..., Iterator[list[MessageHit]]], Callable[...
 
 def _read_events(t: _Target, runs: Iterator[list[MessageHit]], batch_size: int) -> Iterator[Batch]:
     """:func:`_events` of a tool output read ahead (see .readahead) that no notice links, from
-    its runs of hits (each at most ``batch_size``): a dense search's files are many, and this
-    is all of the per-file work that each needs."""
+    its runs of hits: a dense search's files are many, and this is all of the per-file work
+    that each needs."""
     record = tuple.__new__  # as _events' records
     head = (t.path, t.session, t.session_dir, t.kind, None, None)
     batch: Batch = []
     for run in runs:
         batch.extend([record(SearchHit, head + (h.start, h.end, None, h.before, h.match, h.after)) for h in run])
-        if len(batch) >= batch_size:
+        while len(batch) >= batch_size:
             yield batch[:batch_size]
             batch = batch[batch_size:]
     if batch:

@@ -169,7 +169,6 @@ def search_tool_output_runs(path: str, pattern: Pattern, *, limit: int | None = 
         close_source(handle)
 
 
-
 #: How a tool output read ahead (.readahead) is searched: its hits in runs of up to ``run_size``
 #: (``read``, ``limit``, ``cancelled``, ``context``, ``run_size``).
 ReadSearch = Callable[[Read, "int | None", Callable[[], bool], bool, int], Iterator[list[MessageHit]]]
@@ -184,7 +183,7 @@ def read_search(pattern: Pattern) -> ReadSearch | None:
     spans = whole.byte_spans(pattern, pattern.compile()) if EACH <= whole.WHOLE_MAX else None
     if spans is None:
         return None
-    found = spans
+    found: whole.Spans = spans  # (narrowed: the closure's own name)
 
     def search(read: Read, limit: int | None, cancelled: Callable[[], bool], context: bool,
                run_size: int) -> Iterator[list[MessageHit]]:
