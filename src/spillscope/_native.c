@@ -2429,16 +2429,24 @@ static int pf_shared(pf_job *j, int fd, Py_ssize_t size, int big) {
 }
 #endif
 
+/* ``path`` opened as storage.local.open_regular opens it (never following a symlink, never
+ * blocking on a FIFO) and its ``fstat``: a descriptor of a regular file, else -1. */
+static int open_regular_fd(const char *path, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return -1;
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static unsigned char pf_one(pf_job *j, Py_ssize_t k, pf_bufs *b) {
     unsigned char kind = j->kinds[k];
     if (kind > 1) return 1;
-    int fd = open(j->paths[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return 2;
     struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return 2;
-    }
+    int fd = open_regular_fd(j->paths[k], &st);
+    if (fd < 0) return 2;
     Py_ssize_t size = (Py_ssize_t)st.st_size;
     if (size > j->max_size || (kind == 1 && size > j->transcript_max)) {
         close(fd);
@@ -2682,10 +2690,10 @@ static PyObject *native_read_files(PyObject *self, PyObject *args) {
         e->offset = at;
         e->size = 0;
         e->cps = RF_UNREAD;
-        int fd = open(paths[handled], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) continue;
         struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > max_each) {
+        int fd = open_regular_fd(paths[handled], &st);
+        if (fd < 0) continue;
+        if (st.st_size > max_each) {
             close(fd);
             continue;
         }

@@ -16,6 +16,7 @@ from .escapes import decode_utf8
 from .message import _MessageSearch, _Window
 from .pattern import Pattern
 from .prefilter import tool_output_may_match
+from . import readahead
 from .readahead import Read
 from .records import MessageHit
 from .source import WINDOW, Source, close_source, open_source, read_range, source_size
@@ -178,9 +179,7 @@ def read_search(pattern: Pattern) -> ReadSearch | None:
     """How a tool output read ahead (up to .readahead.EACH bytes, valid UTF-8) is searched, as
     :func:`search_tool_output_runs` searches it once read (whole, as its bytes); None where
     such a file is not searched so (the caller opens it as any other)."""
-    from .readahead import EACH
-
-    spans = whole.byte_spans(pattern, pattern.compile()) if EACH <= whole.WHOLE_MAX else None
+    spans = whole.byte_spans(pattern, pattern.compile()) if readahead.EACH <= whole.WHOLE_MAX else None
     if spans is None:
         return None
     found: whole.Spans = spans  # (narrowed: the closure's own name)
